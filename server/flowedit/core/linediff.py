@@ -1,0 +1,70 @@
+"""Turning one block of a unified diff into the smallest edit of the document's lines."""
+
+from __future__ import annotations
+
+import re
+
+from flowedit.core.diffstream import Block
+from flowedit.core.region import Region
+from flowedit.core.text import Change, Document
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their terminators (only LSP's three terminators split lines)."""
+    return _LINE.findall(text)
+
+
+def _strip_eol(line: str) -> str:
+    return line.rstrip("\r\n") if line.endswith(("\n", "\r")) else line
+
+
+def block_change(text: str, region: Region, block: Block, line_shift: int, eol: str) -> Change:
+    """The edit that applies `block` to the region's current lines; ValueError says why it cannot.
+
+    `line_shift` is how many lines the blocks applied before this one added (negative: removed).
+    """
+    lines = split_lines(text[region.start : region.end])
+    i, k = block.old_start + line_shift, len(block.old)
+    if i < 0 or i + k > len(lines):
+        raise ValueError(f"it names lines {i + 1}..{i + k} but the selection has {len(lines)}")
+    for j, expected in enumerate(block.old):
+        actual = _strip_eol(lines[i + j])
+        if actual != expected:
+            raise ValueError(f"line {i + j + 1} is {actual!r} where the diff expects {expected!r}")
+    start = region.start + sum(len(line) for line in lines[:i])
+    end = start + sum(len(line) for line in lines[i : i + k])
+    new = "".join(line + eol for line in block.new)
+    last_open = bool(lines) and _strip_eol(lines[-1]) == lines[-1]  # last line has no terminator
+    if last_open and i + k == len(lines):
+        if k > 0:
+            if new:
+                new = new[: -len(eol)]
+            elif i > 0:  # removing the last line also removes the terminator before it
+                start -= len(lines[i - 1]) - len(_strip_eol(lines[i - 1]))
+        elif new:  # appending after a last line without terminator
+            new = eol + new[: -len(eol)]
+    return minimal_change(text, Change(start, end, new))
+
+
+def minimal_change(text: str, change: Change) -> Change:
+    """The same effect with the unchanged head and tail trimmed off."""
+    old, new = text[change.start : change.end], change.text
+    head = 0
+    limit = min(len(old), len(new))
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
+        tail += 1
+    return Change(change.start + head, change.end - tail, new[head : len(new) - tail])
+
+
+def whole_lines(doc: Document, region: Region) -> Region:
+    """The region widened to whole lines, terminators included (a selection ending at column 0 stops there)."""
+    first = doc.line_of(region.start)
+    last = doc.line_of(region.end)
+    if region.end == doc.line_start(last) and last > first:
+        return Region(doc.line_start(first), region.end)
+    return Region(doc.line_start(first), doc.line_end(last, with_eol=True))

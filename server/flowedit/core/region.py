@@ -1,0 +1,39 @@
+"""Rebasing a region of a document through a change made somewhere else in it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flowedit.core.text import Change
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A half-open span `[start, end)` of code-point offsets."""
+
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start <= self.end:
+            raise ValueError(f"bad region {self.start}..{self.end}")
+
+    def rebase_through(self, change: Change) -> "Region | None":
+        """Where this region is after `change`; None if the change touches its inside.
+
+        An insertion exactly at the region's start goes before it, one exactly at its end goes after it:
+        the user typing right next to a streaming region is not a conflict.
+        """
+        if change.end <= self.start:
+            return Region(self.start + change.delta, self.end + change.delta)
+        if change.start >= self.end:
+            return self
+        return None
+
+    def grow(self, delta: int) -> "Region":
+        """The region after an edit inside it changed its length by `delta`."""
+        return Region(self.start, self.end + delta)
+
+    def contains(self, change: Change) -> bool:
+        """True if `change` lies entirely within the region (edges included)."""
+        return self.start <= change.start and change.end <= self.end

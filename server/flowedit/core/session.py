@@ -1,0 +1,405 @@
+"""`RewriteSession`: streamed model text becomes version-safe edit batches while the user keeps typing.
+
+Sans-I/O: the glue feeds it model deltas, the document's changes (it observes a `Document`), editor
+answers to applied edits and the time; it hands out `EditBatch`es and `SessionEvent`s.
+
+How an applied edit is recognised without trusting editors' echo timing: a batch is built against the
+document's version V. The editor either applies it as the very next change after V, or not at all
+(VS Code answers `applied: false`, Neovim 0.7 silently skips it yet answers `applied: true`). So the first
+change the document reports after V decides: if it has the batch's effect it is the batch's echo,
+otherwise the batch was not applied and its text is sent again, rebased, against the newer version. The
+echo can come before the answer (pytest-lsp), after it, or much later merged with the user's typing
+(Neovim's debounce); the next batch waits for both, so at most one batch is ever in flight and deltas
+that arrive meanwhile are coalesced into the next one.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from enum import Enum
+
+from flowedit.core.diffstream import Block, DiffFormatError, DiffStream, Hunk
+from flowedit.core.linediff import block_change
+from flowedit.core.region import Region
+from flowedit.core.text import Change, Document, same_effect
+
+_batch_ids = itertools.count(1)
+
+
+class Mode(str, Enum):
+    """How the model's answer maps onto the selection."""
+
+    REPLACE = "replace"  # the answer is the new text of the selection
+    DIFF = "diff"  # the answer is a unified diff of the selection's lines
+
+
+@dataclass(frozen=True, slots=True)
+class EditBatch:
+    """One edit to send to the editor, valid against document `version` exactly."""
+
+    id: int
+    uri: str
+    version: int
+    change: Change
+    revert: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvent:
+    """Base of what a session reports."""
+
+    reason: str = ""
+
+
+class Conflict(SessionEvent):
+    """The user changed the region being rewritten; the session stopped, the document is as they made it."""
+
+
+class Finished(SessionEvent):
+    """The whole answer is in the document."""
+
+
+class Interrupted(SessionEvent):
+    """Stopped on request; what was applied stays."""
+
+
+class Failed(SessionEvent):
+    """The stream, the editor or the answer failed; what was applied stays."""
+
+
+class Reverted(SessionEvent):
+    """The original text is back."""
+
+
+class RevertFailed(SessionEvent):
+    """A revert that was accepted could not be applied (the editor refused it or the user got there first)."""
+
+
+@dataclass
+class SessionLimits:
+    """Bounds on the editor's misbehaviour before a session gives up."""
+
+    max_refusals: int = 3  # consecutive `applied: false` without a newer version in between
+    max_races: int = 200  # batches overtaken by the user's typing, in total
+    refusal_retry_s: float = 0.25  # resend after a refusal even if no newer version shows up
+    echo_timeout_s: float = 10.0  # an applied edit the editor never reports
+
+
+class State(str, Enum):
+    """Lifecycle of a session."""
+
+    STREAMING = "streaming"
+    STOPPING = "stopping"  # interrupt/failure requested; waiting for the batch in flight to resolve
+    DONE = "done"
+    REVERTING = "reverting"
+    REVERTED = "reverted"
+
+
+@dataclass
+class _InFlight:
+    batch: EditBatch
+    before: str  # the replaced text, for the record
+    sent_at: float
+    advance: int  # answer characters (replace mode) or blocks (diff mode) this batch writes
+    epoch: int
+    acked: bool | None = None  # None: no answer yet
+    echoed: bool = False
+    dead: bool = False  # overtaken by another change: it was not (and will not be) applied
+
+
+@dataclass
+class RewriteSession:
+    """Streams one rewrite of `region` of `doc` (see module docstring)."""
+
+    doc: Document
+    region: Region
+    mode: Mode = Mode.REPLACE
+    limits: SessionLimits = field(default_factory=SessionLimits)
+
+    def __post_init__(self) -> None:
+        self.original = self.doc.text[self.region.start : self.region.end]
+        self.state = State.STREAMING
+        self.dirty = False  # the user edited inside the region: revert would lose their text
+        self.events: list[SessionEvent] = []
+        self.batches_sent = 0
+        self.batches_applied = 0
+        self._answer = ""  # replace mode: the current answer's text received so far
+        self._written = 0  # replace mode: how much of it is in the document
+        self._replaced = False  # replace mode: the first batch replaced the region
+        self._diff, self._diff_blank = DiffStream(), True
+        self._blocks: list[tuple[int, Block]] = []  # (hunk number, block) in order
+        self._hunks = 0
+        self._epoch = 0  # bumped by redirect: which answer a batch belongs to
+        self._applied_blocks = 0
+        self._line_shift = 0
+        self._model_done = False
+        self._pending_stop: SessionEvent | None = None
+        self._inflight: _InFlight | None = None
+        self._changes_since_batch = 0
+        self._refusals = 0
+        self._races = 0
+        self._refused: tuple[int, float] | None = None  # (version, time) of the last refusal
+        self._version = self.doc.version
+        self._eol = self.doc.eol()
+        self.doc.observers.append(self)
+
+    # ------------------------------------------------------------------ inputs: the model
+    def delta(self, text: str) -> None:
+        """A chunk of the model's answer."""
+        if self.state is not State.STREAMING or not text:
+            return
+        if self.mode is Mode.REPLACE:
+            # editors normalise inserted line ends to the document's; an echo must match what we sent
+            self._answer += text if self._eol == "\n" else text.replace("\r\n", "\n").replace("\n", self._eol)
+            return
+        self._diff_blank = self._diff_blank and not text.strip()
+        try:
+            hunks = self._diff.feed(text)
+        except DiffFormatError as exc:
+            self._stop(Failed(f"the model's diff is malformed: {exc}"))
+            return
+        self._queue_hunks(hunks)
+
+    def finish(self) -> None:
+        """The model's answer is complete."""
+        if self.state is not State.STREAMING:
+            return
+        if self.mode is Mode.DIFF and not self._diff_blank:  # an empty diff means "no change"
+            try:
+                self._queue_hunks(self._diff.finish())
+            except DiffFormatError as exc:
+                self._stop(Failed(f"the model's diff is malformed: {exc}"))
+                return
+        self._model_done = True
+        self._maybe_finish()
+
+    def fail(self, reason: str) -> None:
+        """The model stream failed; keep what was applied."""
+        self._stop(Failed(reason))
+
+    def interrupt(self, reason: str = "interrupted") -> None:
+        """Stop now; the batch in flight (if any) is the last one."""
+        self._stop(Interrupted(reason))
+
+    def redirect(self) -> None:
+        """Keep what is written; the next answer replaces the whole region again (same original for revert)."""
+        if self.state is not State.STREAMING:
+            raise RuntimeError(f"cannot redirect a session that is {self.state.value}")
+        self._epoch += 1  # a batch still in flight belongs to the old answer
+        self._answer, self._written, self._replaced = "", 0, False
+        self._diff, self._diff_blank = DiffStream(), True
+        self._blocks, self._applied_blocks, self._line_shift, self._hunks = [], 0, 0, 0
+        self._model_done = False
+
+    @property
+    def answer_text(self) -> str:
+        """The text currently in the region (what the model wrote there, as applied)."""
+        return self.doc.text[self.region.start : self.region.end]
+
+    # ------------------------------------------------------------------ inputs: the editor
+    def on_change(self, change: Change, before: str) -> None:
+        """A change of the observed document, in order; `before` is the text it applied to."""
+        flight = self._inflight
+        if flight is not None and not flight.echoed and not flight.dead and self._changes_since_batch == 0:
+            self._changes_since_batch += 1
+            if same_effect(change, flight.batch.change, before):
+                flight.echoed = True
+                self._on_applied(flight)
+                if flight.acked is not None:
+                    self._resolve()
+                return
+            flight.dead = True
+            self._races += 1
+            if flight.acked is not None:
+                self._resolve()
+        self._changes_since_batch += 1
+        moved = self.region.rebase_through(change)
+        if moved is None:
+            self.dirty = True
+            self.region = Region(self.region.start, max(self.region.start, self.region.end + change.delta))
+            if self.state in (State.STREAMING, State.STOPPING):
+                self._stop(Conflict("you edited inside the region being rewritten; the rewrite stopped there"),
+                           force=True)
+            elif self.state is State.REVERTING:
+                self._stop(RevertFailed("you edited inside the region while it was being reverted"), force=True)
+            return
+        self.region = moved
+
+    def on_version(self, version: int) -> None:
+        """The document reached `version` (after the changes of one notification)."""
+        self._version = version
+
+    def acknowledge(self, batch_id: int, applied: bool, now: float) -> None:
+        """The editor answered the `workspace/applyEdit` of batch `batch_id`."""
+        flight = self._inflight
+        if flight is None or flight.batch.id != batch_id:
+            return
+        flight.acked = applied
+        if not applied and not flight.echoed and not flight.dead:
+            flight.dead = True
+            self._refusals += 1
+            self._refused = (flight.batch.version, now)
+        elif applied and flight.echoed:
+            self._refusals = 0
+        if flight.echoed or flight.dead:
+            self._resolve()
+
+    def document_closed(self) -> None:
+        """The editor closed the document."""
+        self._stop(Failed("the document was closed"), force=True)
+        self.detach()
+
+    def detach(self) -> None:
+        """Stop observing the document (the session can no longer be reverted)."""
+        if self in self.doc.observers:
+            self.doc.observers.remove(self)
+
+    # ------------------------------------------------------------------ revert
+    def revert(self) -> str | None:
+        """Ask to put the original text back in one step; returns a reason if that is refused."""
+        if self.state in (State.STREAMING, State.STOPPING):
+            return "the rewrite is still running; interrupt it first"
+        if self.state in (State.REVERTING, State.REVERTED):
+            return "this rewrite was already reverted"
+        if self.dirty:
+            return "you edited inside the rewritten region since; reverting would lose your edits"
+        if self not in self.doc.observers:
+            return "the document was closed since"
+        self.state = State.REVERTING
+        self._refusals = 0
+        return None
+
+    # ------------------------------------------------------------------ outputs
+    def poll(self, now: float) -> EditBatch | None:
+        """The next batch to send, if one may be sent now (also runs timeouts)."""
+        flight = self._inflight
+        if flight is not None:
+            if flight.acked and not flight.echoed and not flight.dead \
+                    and now - flight.sent_at > self.limits.echo_timeout_s:
+                self._inflight = None
+                self._stop(Failed("the editor said it applied an edit but never reported it"), force=True)
+            return None
+        if self.state not in (State.STREAMING, State.REVERTING):
+            return None
+        if self._refused is not None and self._version == self._refused[0] \
+                and now - self._refused[1] < self.limits.refusal_retry_s:
+            return None
+        change, advance = self._next_change()
+        if change is None:
+            return None
+        batch = EditBatch(next(_batch_ids), self.doc.uri, self._version, change, revert=self.state is State.REVERTING)
+        self._inflight = _InFlight(batch, self.doc.text[change.start : change.end], now, advance, self._epoch)
+        self._changes_since_batch = 0
+        self.batches_sent += 1
+        return batch
+
+    @property
+    def wakeup_at(self) -> float | None:
+        """When `poll` should run again even if nothing else happens."""
+        flight = self._inflight
+        if flight is not None:
+            return flight.sent_at + self.limits.echo_timeout_s if flight.acked and not flight.echoed else None
+        if self._refused is not None and self.state in (State.STREAMING, State.REVERTING):
+            return self._refused[1] + self.limits.refusal_retry_s
+        return None
+
+    def pop_events(self) -> list[SessionEvent]:
+        """Events since the last call."""
+        out, self.events = self.events, []
+        return out
+
+    @property
+    def busy(self) -> bool:
+        """True while a batch is in flight."""
+        return self._inflight is not None
+
+    # ------------------------------------------------------------------ internals
+    def _next_change(self) -> tuple[Change | None, int]:
+        r = self.region
+        if self.state is State.REVERTING:
+            return Change(r.start, r.end, self.original), 0
+        if self.mode is Mode.REPLACE:
+            tail = self._answer[self._written :]
+            if not tail:
+                return None, 0
+            if not self._replaced:
+                return Change(r.start, r.end, tail), len(tail)
+            return Change(r.end, r.end, tail), len(tail)
+        if self._applied_blocks >= len(self._blocks):
+            return None, 0
+        number, block = self._blocks[self._applied_blocks]
+        try:
+            return block_change(self.doc.text, self.region, block, self._line_shift, self._eol), 1
+        except ValueError as exc:
+            self._stop(Failed(f"hunk {number} of the model's diff does not apply: {exc}"), force=True)
+            return None, 0
+
+    def _queue_hunks(self, hunks: list[Hunk]) -> None:
+        for hunk in hunks:
+            self._hunks += 1
+            self._blocks.extend((self._hunks, block) for block in hunk.blocks)
+
+    def _on_applied(self, flight: _InFlight) -> None:
+        change = flight.batch.change
+        self.batches_applied += 1
+        self._refusals = 0
+        self._refused = None
+        if flight.batch.revert:
+            self.region = Region(self.region.start, self.region.start + len(self.original))
+            self.state = State.REVERTED
+            self.events.append(Reverted("the original text is back"))
+            return
+        self.region = self.region.grow(change.delta)  # every batch lies inside the region
+        if flight.epoch != self._epoch:
+            return
+        if self.mode is Mode.REPLACE:
+            self._replaced = True
+            self._written += flight.advance
+        else:
+            _, block = self._blocks[self._applied_blocks]
+            self._line_shift += len(block.new) - len(block.old)
+            self._applied_blocks += flight.advance
+
+    def _resolve(self) -> None:
+        flight = self._inflight
+        self._inflight = None
+        if flight is not None and flight.dead:
+            if self._refusals >= self.limits.max_refusals:
+                what = "revert" if flight.batch.revert else "edit"
+                self._stop(Failed(f"the editor refused the {what} {self._refusals} times"), force=True)
+                return
+            if self._races > self.limits.max_races:
+                self._stop(Failed("the document kept changing under every edit"), force=True)
+                return
+        if self._pending_stop is not None:
+            event, self._pending_stop = self._pending_stop, None
+            self._end(event)
+            return
+        self._maybe_finish()
+
+    def _maybe_finish(self) -> None:
+        if self.state is State.STREAMING and self._model_done and self._inflight is None:
+            done = (self._written >= len(self._answer)) if self.mode is Mode.REPLACE \
+                else self._applied_blocks >= len(self._blocks)
+            if done:
+                self._end(Finished("the whole answer is in the document"))
+
+    def _stop(self, event: SessionEvent, *, force: bool = False) -> None:
+        if self.state in (State.DONE, State.REVERTED):
+            return
+        if self.state is State.REVERTING:
+            if isinstance(event, (RevertFailed, Failed)):
+                self.state = State.DONE
+                self.events.append(RevertFailed(event.reason))
+            return
+        if self._inflight is not None and not force:
+            self.state = State.STOPPING
+            self._pending_stop = event
+            return
+        self._end(event)
+
+    def _end(self, event: SessionEvent) -> None:
+        self.state = State.DONE
+        self._pending_stop = None
+        self.events.append(event)

@@ -1,0 +1,232 @@
+"""Text, positions and edits: the in-memory document model shared by every part of flowedit.
+
+The internal unit is the Python `str` index (a Unicode code point). Editors speak LSP positions
+(line, character) where `character` counts UTF-8 bytes, UTF-16 code units or code points depending on the
+negotiated `positionEncoding`; `Encoding` converts between them. Line terminators are `\\n`, `\\r\\n`
+and `\\r`, as in the LSP specification.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable, Iterable, Protocol
+
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+class Encoding(str, Enum):
+    """An LSP position encoding: what one unit of `Position.character` counts."""
+
+    UTF8 = "utf-8"
+    UTF16 = "utf-16"
+    UTF32 = "utf-32"
+
+    def units(self, s: str) -> int:
+        """Length of `s` in this encoding's units."""
+        if self is Encoding.UTF32 or s.isascii():
+            return len(s)
+        if self is Encoding.UTF16:
+            return len(s) + sum(1 for c in s if ord(c) > 0xFFFF)
+        return len(s.encode("utf-8", "surrogatepass"))
+
+    def index(self, line: str, units: int) -> int:
+        """Code-point index in `line` of a column of `units`; clamps to the line's end.
+
+        A column that falls inside a character (half a surrogate pair, part of a UTF-8 sequence) maps
+        to the start of that character.
+        """
+        if units <= 0:
+            return 0
+        if self is Encoding.UTF32 or line.isascii():
+            return min(units, len(line))
+        count = 0
+        for i, c in enumerate(line):
+            width = _width(c, self)
+            if count + width > units:
+                return i
+            count += width
+        return len(line)
+
+
+def _width(c: str, enc: Encoding) -> int:
+    o = ord(c)
+    if enc is Encoding.UTF16:
+        return 2 if o > 0xFFFF else 1
+    return 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """An LSP-style position: zero-based line and a column in some `Encoding`'s units."""
+
+    line: int
+    character: int
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A replacement of `text[start:end]` by `text`, in code-point offsets of one document state."""
+
+    start: int
+    end: int
+    text: str
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start <= self.end:
+            raise ValueError(f"bad change range {self.start}..{self.end}")
+
+    @property
+    def delta(self) -> int:
+        """How much the document's length changes."""
+        return len(self.text) - (self.end - self.start)
+
+    def apply(self, text: str) -> str:
+        """The text after this change."""
+        return text[: self.start] + self.text + text[self.end :]
+
+
+def same_effect(a: Change, b: Change, before: str) -> bool:
+    """True if applying `a` or `b` to `before` gives the same text (editors report edits their own way)."""
+    if a.delta != b.delta:
+        return False
+    lo, hi = min(a.start, b.start), max(a.end, b.end)
+    window = before[lo:hi]
+    return (window[: a.start - lo] + a.text + window[a.end - lo :]) == (
+        window[: b.start - lo] + b.text + window[b.end - lo :]
+    )
+
+
+class ChangeObserver(Protocol):
+    """Something that follows a document's changes (a rewrite session)."""
+
+    def on_change(self, change: Change, before: str) -> None: ...
+
+    def on_version(self, version: int) -> None: ...
+
+
+class PositionError(ValueError):
+    """A position that no document can hold (negative line or column)."""
+
+
+class Document:
+    """An open document: its text, version, language and a line index kept up to date incrementally."""
+
+    def __init__(self, uri: str, text: str, version: int = 0, language_id: str = "") -> None:
+        self.uri = uri
+        self.language_id = language_id
+        self.version = version
+        self.text = text
+        self._starts = _line_starts(text, 0, len(text))
+        self.observers: list[ChangeObserver] = []
+
+    # ------------------------------------------------------------------ lines and positions
+    @property
+    def line_count(self) -> int:
+        """Number of lines (a trailing newline starts one more, empty, line)."""
+        return len(self._starts)
+
+    def line_start(self, line: int) -> int:
+        """Offset of the first character of `line` (clamped to the document)."""
+        if line >= len(self._starts):
+            return len(self.text)
+        return self._starts[max(line, 0)]
+
+    def line_end(self, line: int, *, with_eol: bool = False) -> int:
+        """Offset just past the last character of `line`, before (or after) its terminator."""
+        if line >= len(self._starts):
+            return len(self.text)
+        nxt = self._starts[line + 1] if line + 1 < len(self._starts) else len(self.text)
+        if with_eol:
+            return nxt
+        end = nxt
+        if end > self._starts[line] and self.text[end - 1] == "\n":
+            end -= 1
+        if end > self._starts[line] and self.text[end - 1] == "\r":
+            end -= 1
+        return end
+
+    def line_text(self, line: int) -> str:
+        """The text of `line` without its terminator."""
+        return self.text[self.line_start(line) : self.line_end(line)]
+
+    def line_of(self, offset: int) -> int:
+        """The line holding `offset`."""
+        return bisect_right(self._starts, offset) - 1
+
+    def offset_at(self, pos: Position, enc: Encoding) -> int:
+        """Offset of an LSP position; columns past the line end and lines past the end are clamped."""
+        if pos.line < 0 or pos.character < 0:
+            raise PositionError(f"negative position {pos.line}:{pos.character}")
+        if pos.line >= len(self._starts):
+            return len(self.text)
+        start = self._starts[pos.line]
+        return start + enc.index(self.text[start : self.line_end(pos.line)], pos.character)
+
+    def position_at(self, offset: int, enc: Encoding) -> Position:
+        """The LSP position of an offset (an offset inside a CRLF pair counts as the line's end)."""
+        offset = max(0, min(offset, len(self.text)))
+        line = self.line_of(offset)
+        start = self._starts[line]
+        return Position(line, enc.units(self.text[start : min(offset, self.line_end(line))]))
+
+    def eol(self) -> str:
+        """The document's line terminator style (the first one found; `\\n` if none)."""
+        m = _EOL.search(self.text)
+        return m.group(0) if m else "\n"
+
+    # ------------------------------------------------------------------ changes
+    def apply(self, change: Change) -> None:
+        """Apply one change, telling observers (they see the text from before it)."""
+        if change.end > len(self.text):
+            raise ValueError(f"change {change.start}..{change.end} past the end ({len(self.text)})")
+        before = self.text
+        self.text = change.apply(before)
+        self._reindex(change)
+        for observer in list(self.observers):
+            observer.on_change(change, before)
+
+    def apply_changes(self, changes: Iterable[Change | str | Callable[["Document"], Change | str]],
+                      version: int) -> None:
+        """Apply an editor's ordered content changes (a `str` replaces everything), then set `version`.
+
+        A callable is resolved against the document as it is at that point of the sequence: LSP ranges
+        of later changes refer to the text after the earlier ones.
+        """
+        for item in changes:
+            if callable(item):
+                item = item(self)
+            if isinstance(item, str):
+                item = Change(0, len(self.text), item)
+            self.apply(item)
+        self.version = version
+        for observer in list(self.observers):
+            observer.on_version(version)
+
+    def _reindex(self, change: Change) -> None:
+        s, e, delta = change.start, change.end, change.delta
+        starts = self._starts
+        keep = bisect_right(starts, s - 1)  # starts < s only depend on text before s
+        tail_from = bisect_right(starts, e)  # starts > e depend on text after e only
+        self._starts = (
+            starts[:keep]
+            + [p for p in _line_starts(self.text, s, s + len(change.text)) if p >= max(s, 1)]
+            + [p + delta for p in starts[tail_from:]]
+        )
+        if not self._starts or self._starts[0] != 0:
+            self._starts.insert(0, 0)
+
+
+def _line_starts(text: str, lo: int, hi: int) -> list[int]:
+    """Line-start offsets p with lo <= p <= hi (0 is a line start when lo == 0)."""
+    out = [0] if lo == 0 else []
+    scan_from = max(lo - 2, 0)
+    for m in _EOL.finditer(text, scan_from, min(hi + 1, len(text))):
+        p = m.end()
+        if m.group(0) == "\r" and p < len(text) and text[p] == "\n":
+            continue  # the regex window cut a CRLF in two; the pair ends one further
+        if lo <= p <= hi and p > 0:
+            out.append(p)
+    return out

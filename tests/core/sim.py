@@ -1,0 +1,210 @@
+"""A simulated editor and server glue for RewriteSession tests, with its own position arithmetic.
+
+The editor keeps every character tagged with who wrote it: 'o' (outside the selection at the start),
+'S' (the selection), 'M' (the model, through our edits), 'U' (the user), 'R' (a revert). It imitates three
+real clients (PROTOCOL.md §3-5):
+- "pytest-lsp": strict version check, echoes an applied edit (didChange) before answering applyEdit;
+- "vscode": strict version check (`applied: false` on a stale version), echo may come after the answer;
+- "nvim07": silently skips an edit older than its buffer while answering `applied: true`, versions jump
+  by several ticks, didChange is debounced and merges our edits with the user's typing.
+Positions cross the wire as LSP (line, character) in the negotiated encoding, computed here
+independently of flowedit.core.text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+from flowedit.core.region import Region
+from flowedit.core.session import EditBatch, Mode, RewriteSession
+from flowedit.core.text import Change, Document, Encoding, Position
+
+URI = "file:///sim.py"
+
+
+def units(s: str, enc: str) -> int:
+    """Independent column arithmetic."""
+    if enc == "utf-8":
+        return len(s.encode("utf-8"))
+    if enc == "utf-16":
+        return len(s.encode("utf-16-le")) // 2
+    return len(s)
+
+
+def lsp_position(text: str, offset: int, enc: str) -> tuple[int, int]:
+    """(line, character) of an offset, by scanning the text."""
+    line_start, line = 0, 0
+    for m in re.finditer(r"\r\n|\r|\n", text):
+        if m.end() > offset:
+            break
+        line_start, line = m.end(), line + 1
+    return line, units(text[line_start:offset], enc)
+
+
+def lsp_offset(text: str, line: int, character: int, enc: str) -> int:
+    """Offset of an LSP position, by scanning the text."""
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    if line >= len(starts):
+        return len(text)
+    start = starts[line]
+    end = starts[line + 1] if line + 1 < len(starts) else len(text)
+    content = re.sub(r"(\r\n|\r|\n)$", "", text[start:end])
+    i = 0
+    while i < len(content) and units(content[: i + 1], enc) <= character:
+        i += 1
+    return start + i
+
+
+@dataclass
+class WireChange:
+    start: tuple[int, int]
+    end: tuple[int, int]
+    text: str
+
+
+@dataclass
+class SimEditor:
+    """The client side."""
+
+    text: str
+    enc: str
+    behaviour: str
+    tags: list[str] = field(default_factory=list)
+    version: int = 1
+    pending: list[WireChange] = field(default_factory=list)  # not yet sent (debounce)
+    outbox: deque = field(default_factory=deque)  # ("change", version, [WireChange]) | ("ack", id, applied)
+    applied_after_conflict: int = 0
+    user_touched_region: bool = False
+    refuse_all: bool = False
+    server_edits_applied: int = 0
+
+    @property
+    def doc(self) -> str:
+        return self.text
+
+    def _record(self, start: int, end: int, new: str, tag: str) -> WireChange:
+        wc = WireChange(lsp_position(self.text, start, self.enc), lsp_position(self.text, end, self.enc), new)
+        self.text = self.text[:start] + new + self.text[end:]
+        self.tags[start:end] = [tag] * len(new)
+        self.version += 3 if self.behaviour == "nvim07" else 1
+        return wc
+
+    def _notify(self, wc: WireChange) -> None:
+        self.pending.append(wc)
+        if self.behaviour == "pytest-lsp":
+            self.flush()
+
+    def flush(self) -> None:
+        """Send the debounced didChange (one notification, changes in order)."""
+        if self.pending:
+            self.outbox.append(("change", self.version, self.pending))
+            self.pending = []
+
+    def region_span(self) -> tuple[int, int] | None:
+        idx = [i for i, t in enumerate(self.tags) if t in "SMR"]
+        return (idx[0], idx[-1] + 1) if idx else None
+
+    def user_edit(self, start: int, end: int, new: str) -> None:
+        """The user types (or deletes); never inside a CRLF pair."""
+        span = self.region_span()
+        if span is not None:
+            if end > start and any(t in "SMR" for t in self.tags[start:end]):
+                self.user_touched_region = True
+            if end == start and span[0] < start < span[1]:
+                self.user_touched_region = True
+        self._notify(self._record(start, end, new, "U"))
+
+    def receive(self, batch_id: int, version: int, wc: WireChange) -> None:
+        """workspace/applyEdit from the server."""
+        if self.refuse_all:
+            self.outbox.append(("ack", batch_id, False))
+            return
+        if version != self.version:
+            if self.behaviour == "nvim07" and version < self.version:
+                self.outbox.append(("ack", batch_id, True))  # skipped, but says applied
+                return
+            self.outbox.append(("ack", batch_id, False))
+            return
+        start = lsp_offset(self.text, *wc.start, self.enc)
+        end = lsp_offset(self.text, *wc.end, self.enc)
+        replaced = self.tags[start:end]
+        assert all(t in "SMR" for t in replaced), f"server edit overwrote user text: {replaced}"
+        if self.user_touched_region:
+            self.applied_after_conflict += 1
+        self.server_edits_applied += 1
+        tag = "M"
+        self._notify(self._record(start, end, wc.text, tag))
+        if self.behaviour == "vscode":
+            self.outbox.append(("ack", batch_id, True))
+            self.flush()
+        elif self.behaviour == "pytest-lsp":
+            self.outbox.append(("ack", batch_id, True))
+        else:
+            self.outbox.append(("ack", batch_id, True))
+
+
+class SimServer:
+    """The server glue: LSP conversion around a Document and a RewriteSession."""
+
+    def __init__(self, text: str, enc: str, start: int, end: int, mode: Mode = Mode.REPLACE) -> None:
+        self.enc = Encoding(enc)
+        self.doc = Document(URI, text, version=1)
+        self.session = RewriteSession(self.doc, Region(start, end), mode)
+        self.inbox: deque[tuple[int, int, WireChange]] = deque()
+        self.now = 0.0
+
+    def did_change(self, version: int, changes: list[WireChange]) -> None:
+        def convert(c: WireChange):
+            return lambda d: Change(d.offset_at(Position(*c.start), self.enc),
+                                    d.offset_at(Position(*c.end), self.enc), c.text)
+        self.doc.apply_changes([convert(c) for c in changes], version)
+
+    def pump(self) -> EditBatch | None:
+        batch = self.session.poll(self.now)
+        if batch is not None:
+            ch = batch.change
+            wc = WireChange(tuple(_pos(self.doc.position_at(ch.start, self.enc))),
+                            tuple(_pos(self.doc.position_at(ch.end, self.enc))), ch.text)
+            self.inbox.append((batch.id, batch.version, wc))
+        return batch
+
+
+def _pos(p: Position) -> tuple[int, int]:
+    return (p.line, p.character)
+
+
+def deliver_one(editor: SimEditor, server: SimServer) -> bool:
+    """Deliver one client->server message; False if none."""
+    if not editor.outbox:
+        return False
+    kind, a, b = editor.outbox.popleft()
+    if kind == "change":
+        server.did_change(a, b)
+    else:
+        server.session.acknowledge(a, b, server.now)
+    server.pump()
+    return True
+
+
+def settle(editor: SimEditor, server: SimServer, max_steps: int = 10000) -> None:
+    """Run both sides until nothing moves (advancing the clock for retries)."""
+    for _ in range(max_steps):
+        moved = False
+        editor.flush()
+        while server.inbox:
+            editor.receive(*server.inbox.popleft())
+            moved = True
+        editor.flush()
+        while deliver_one(editor, server):
+            moved = True
+        if server.pump() is not None:
+            moved = True
+        if not moved:
+            wake = server.session.wakeup_at
+            if wake is None:
+                return
+            server.now = max(server.now, wake) + 0.001
+            server.pump()
+    raise AssertionError("simulation did not settle")

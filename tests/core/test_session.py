@@ -1,0 +1,252 @@
+"""RewriteSession against simulated editors: example-based cases (property tests are in test_session_props)."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowedit.core.session import Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed
+from tests.core.sim import SimEditor, SimServer, settle
+
+BEHAVIOURS = ["pytest-lsp", "vscode", "nvim07"]
+
+
+def make(text: str, sel: str, behaviour: str, enc: str = "utf-16", mode: Mode = Mode.REPLACE):
+    start = text.index(sel)
+    end = start + len(sel)
+    editor = SimEditor(text, enc, behaviour, tags=["o"] * start + ["S"] * (end - start) + ["o"] * (len(text) - end))
+    server = SimServer(text, enc, start, end, mode)
+    return editor, server
+
+
+def events(server):
+    return server.session.pop_events()
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_streamed_answer_lands_exactly_with_text_after(behaviour):
+    editor, server = make("a = 1\nold()  # tail 😀\nb = 2\n", "old()", behaviour)
+    for piece in ["new", "_call", "(é", ", 中文", ")"]:
+        server.session.delta(piece)
+        settle(editor, server)
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "a = 1\nnew_call(é, 中文)  # tail 😀\nb = 2\n"
+    assert server.doc.text == editor.text
+    assert [type(e) for e in events(server)] == [Finished]
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_deltas_arriving_while_a_batch_is_in_flight_are_coalesced(behaviour):
+    editor, server = make("x\nSEL\ny\n", "SEL", behaviour)
+    server.session.delta("first")
+    assert server.pump() is not None
+    for i in range(1000):  # a burst while the first batch is in flight
+        server.session.delta(f"{i},")
+        assert server.pump() is None
+    settle(editor, server)
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "x\nfirst" + "".join(f"{i}," for i in range(1000)) + "\ny\n"
+    assert editor.server_edits_applied == 2
+
+
+def test_empty_answer_leaves_the_code_alone():
+    editor, server = make("keep this\n", "this", "vscode")
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "keep this\n"
+    assert editor.server_edits_applied == 0
+    assert [type(e) for e in events(server)] == [Finished]
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_user_typing_above_and_below_is_rebased(behaviour):
+    editor, server = make("top\nmid SEL end\nbottom\n", "SEL", behaviour)
+    server.session.delta("one")
+    settle(editor, server)
+    editor.user_edit(0, 0, "😀 typed above\n")
+    server.session.delta(" two")
+    server.pump()
+    editor.user_edit(len(editor.text) - 1, len(editor.text) - 1, " below中")
+    settle(editor, server)
+    server.session.delta(" three")
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "😀 typed above\ntop\nmid one two three end\nbottom below中\n"
+    assert server.doc.text == editor.text
+    assert [type(e) for e in events(server)] == [Finished]
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_typing_right_after_the_region_is_not_a_conflict(behaviour):
+    editor, server = make("f(SEL)\n", "SEL", behaviour)
+    server.session.delta("abc")
+    settle(editor, server)
+    pos = editor.text.index(")")
+    editor.user_edit(pos, pos, "X")  # exactly at the region's end
+    server.session.delta("def")
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "f(abcdefX)\n"
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_user_edit_inside_the_region_stops_with_conflict(behaviour):
+    editor, server = make("x = SELECTED + 1\n", "SELECTED", behaviour)
+    server.session.delta("answer_")
+    settle(editor, server)
+    editor.user_edit(6, 7, "Z")  # inside what the model wrote
+    server.session.delta("more")
+    server.pump()
+    settle(editor, server)
+    server.session.finish()
+    settle(editor, server)
+    evs = events(server)
+    assert [type(e) for e in evs] == [Conflict]
+    assert editor.text == "x = anZwer_ + 1\n"  # exactly as the user and the applied edits made it
+    assert server.doc.text == editor.text
+    assert editor.applied_after_conflict == 0
+    assert server.session.revert() is not None  # refuses: the user edited inside
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_interrupt_keeps_what_was_applied_and_sends_nothing_after(behaviour):
+    editor, server = make("a SEL b\n", "SEL", behaviour)
+    server.session.delta("part1")
+    settle(editor, server)
+    server.session.delta("part2")
+    server.pump()  # in flight
+    server.session.interrupt()
+    server.session.delta("part3")  # late token after interrupt: ignored
+    settle(editor, server)
+    assert [type(e) for e in events(server)] == [Interrupted]
+    assert editor.text in ("a part1 b\n", "a part1part2 b\n")
+    assert server.doc.text == editor.text
+    assert server.pump() is None
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_revert_restores_the_original_through_later_edits(behaviour):
+    editor, server = make("head\nold line é\ntail\n", "old line é", behaviour)
+    server.session.delta("brand new 😀")
+    server.session.finish()
+    settle(editor, server)
+    editor.user_edit(0, 0, "# added\n")
+    settle(editor, server)
+    assert server.session.revert() is None
+    settle(editor, server)
+    assert editor.text == "# added\nhead\nold line é\ntail\n"
+    assert [type(e) for e in events(server)] == [Finished, Reverted]
+    assert server.session.revert() is not None  # only one step
+
+
+def test_client_that_refuses_every_edit_ends_the_session_cleanly():
+    editor, server = make("a SEL b\n", "SEL", "vscode")
+    editor.refuse_all = True
+    server.session.delta("new")
+    server.session.finish()
+    settle(editor, server)
+    evs = events(server)
+    assert [type(e) for e in evs] == [Failed]
+    assert "refused" in evs[0].reason
+    assert editor.text == "a SEL b\n"
+
+
+def test_stale_version_refusal_is_retried_on_the_newer_version():
+    editor, server = make("a SEL b\n", "SEL", "vscode")
+    server.session.delta("new")
+    server.pump()  # sent against version 1
+    editor.user_edit(0, 0, "typed ")  # the user types before the edit arrives: version 2
+    settle(editor, server)
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "typed a new b\n"
+    assert [type(e) for e in events(server)] == [Finished]
+
+
+def test_nvim_skipped_edit_is_detected_and_resent():
+    editor, server = make("a SEL b\n", "SEL", "nvim07")
+    server.session.delta("new")
+    server.pump()
+    editor.user_edit(0, 0, "typed ")  # buffer newer than the edit: Neovim skips it but says applied
+    settle(editor, server)
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "typed a new b\n"
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_redirect_replaces_the_partial_answer(behaviour):
+    editor, server = make("x = SEL\n", "SEL", behaviour)
+    server.session.delta("first attempt")
+    settle(editor, server)
+    server.session.redirect()
+    server.session.delta("second")
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "x = second\n"
+    assert server.session.revert() is None
+    settle(editor, server)
+    assert editor.text == "x = SEL\n"
+
+
+def test_crlf_document_gets_crlf_answer():
+    editor, server = make("a\r\nSEL\r\nb\r\n", "SEL", "vscode")
+    server.session.delta("one\ntwo")
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "a\r\none\r\ntwo\r\nb\r\n"
+
+
+DIFF_BASE = "".join(f"line {i} 😀\n" for i in range(1, 11))
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_diff_mode_applies_hunks_touching_only_changed_lines(behaviour):
+    text = "before\n" + DIFF_BASE + "after\n"
+    editor, server = make(text, DIFF_BASE, behaviour, mode=Mode.DIFF)
+    diff = ("--- a\n+++ b\n@@ -2,3 +2,3 @@\n line 2 😀\n-line 3 😀\n+line three 中\n line 4 😀\n"
+            "@@ -8,2 +8,3 @@\n line 8 😀\n+inserted\n line 9 😀\n")
+    for i in range(0, len(diff), 7):
+        server.session.delta(diff[i : i + 7])
+        settle(editor, server)
+    server.session.finish()
+    settle(editor, server)
+    expected = DIFF_BASE.replace("line 3 😀\n", "line three 中\n").replace("line 8 😀\n", "line 8 😀\ninserted\n")
+    assert editor.text == "before\n" + expected + "after\n"
+    assert editor.tags.count("S") > len(DIFF_BASE) - 30  # untouched lines kept their original characters
+    assert [type(e) for e in events(server)] == [Finished]
+
+
+def test_diff_mode_hunk_that_does_not_apply_stops_cleanly():
+    text = "before\n" + DIFF_BASE + "after\n"
+    editor, server = make(text, DIFF_BASE, "vscode", mode=Mode.DIFF)
+    server.session.delta("@@ -1,1 +1,1 @@\n-line 1 😀\n+first\n@@ -5,1 +5,1 @@\n-not there\n+x\n")
+    server.session.finish()
+    settle(editor, server)
+    evs = events(server)
+    assert [type(e) for e in evs] == [Failed]
+    assert "hunk 2" in evs[0].reason and "does not apply" in evs[0].reason
+    assert editor.text == "before\nfirst\n" + DIFF_BASE.split("\n", 1)[1] + "after\n"
+
+
+def test_diff_mode_malformed_diff_stops_cleanly():
+    editor, server = make("a\n" + DIFF_BASE, DIFF_BASE, "vscode", mode=Mode.DIFF)
+    server.session.delta("@@ -1,2 +1,2 @@\n-line 1 😀\n")
+    server.session.finish()
+    settle(editor, server)
+    evs = events(server)
+    assert [type(e) for e in evs] == [Failed] and "malformed" in evs[0].reason
+    assert editor.text == "a\n" + DIFF_BASE
+
+
+def test_revert_refused_by_editor_reports_revert_failed():
+    editor, server = make("a SEL b\n", "SEL", "vscode")
+    server.session.delta("new")
+    server.session.finish()
+    settle(editor, server)
+    editor.refuse_all = True
+    assert server.session.revert() is None
+    settle(editor, server)
+    assert [type(e) for e in events(server)] == [Finished, RevertFailed]
+    assert editor.text == "a new b\n"

@@ -1,0 +1,153 @@
+"""Property tests: random answers streamed while a random user types, in every client behaviour and
+encoding; the final document always equals an independent reference."""
+
+from __future__ import annotations
+
+import difflib
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from flowedit.core.session import Conflict, Finished, Mode
+from tests.core.sim import SimEditor, SimServer, deliver_one, settle
+
+ALPHABET = st.sampled_from(["a", "b", " ", "\n", "é", "中", "😀", "x", "("])
+WORDS = st.text(ALPHABET, min_size=1, max_size=6)
+BEHAVIOURS = st.sampled_from(["pytest-lsp", "vscode", "nvim07"])
+ENCODINGS = st.sampled_from(["utf-8", "utf-16", "utf-32"])
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _safe_point(text: str, i: int) -> int:
+    """Never between the \\r and \\n of a CRLF pair (no LSP position names that point)."""
+    if 0 < i < len(text) and text[i - 1] == "\r" and text[i] == "\n":
+        return i - 1
+    return i
+
+
+@st.composite
+def scenario(draw, diff: bool = False):
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    lines = draw(st.lists(st.text(st.sampled_from("ab é中😀"), max_size=8), min_size=3, max_size=8))
+    text = eol.join(lines) + eol + "tail after 😀" + eol
+    if diff:
+        first = draw(st.integers(0, len(lines) - 2))
+        last = draw(st.integers(first + 1, len(lines)))
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line) + len(eol))
+        sel = (starts[first], starts[last])
+    else:
+        a = _safe_point(text, draw(st.integers(0, len(text) - 1)))
+        b = _safe_point(text, draw(st.integers(a + 1, len(text))))
+        if a == b:
+            b = a + 1 if text[a] != "\r" else a + 2
+        sel = (a, b)
+    actions = draw(st.lists(st.tuples(st.sampled_from(["delta", "deliver", "serve", "type", "flush", "pump", "delta", "serve", "deliver"]),
+                                      st.integers(0, 10_000), WORDS), min_size=6, max_size=80))
+    return text, eol, sel, actions
+
+
+def _user_edit(editor: SimEditor, seed: int, word: str) -> None:
+    n = len(editor.text)
+    a = _safe_point(editor.text, seed % (n + 1))
+    kind = seed % 3
+    if kind == 0 or n == 0:
+        editor.user_edit(a, a, word.replace("\n", "\r\n") if "\r\n" in editor.text else word)
+    else:
+        b = _safe_point(editor.text, min(n, a + 1 + seed % 3))
+        if b > a and not editor.text[a:b].endswith("\r"):
+            editor.user_edit(a, b, "" if kind == 1 else "U")
+
+
+def _run(editor: SimEditor, server: SimServer, actions, feed) -> None:
+    for kind, seed, word in actions:
+        if kind == "delta":
+            feed(word)
+        elif kind == "deliver":
+            deliver_one(editor, server)
+        elif kind == "serve" and server.inbox:
+            editor.receive(*server.inbox.popleft())
+        elif kind == "type":
+            _user_edit(editor, seed, word)
+        elif kind == "flush":
+            editor.flush()
+        server.pump()
+    server.session.finish()
+    settle(editor, server)
+
+
+def _check_common(editor: SimEditor, server: SimServer) -> list:
+    assert server.doc.text == editor.text, "server and editor disagree"
+    evs = server.session.pop_events()
+    assert len(evs) == 1, evs
+    assert isinstance(evs[0], (Conflict, Finished)), evs
+    event(type(evs[0]).__name__)
+    event(f"batches overtaken by typing: {'some' if server.session._races else 'none'}")
+    event(f"editor applied {min(editor.server_edits_applied, 3)}{'+' if editor.server_edits_applied >= 3 else ''}")
+    if isinstance(evs[0], Conflict):
+        assert editor.user_touched_region
+    if editor.user_touched_region:
+        # whether the session saw it streaming (Conflict) or after its last edit (Finished), no edit of
+        # ours landed after the user's and the rewrite can no longer be reverted over their text
+        assert editor.applied_after_conflict == 0
+        assert server.session.dirty
+        assert server.session.revert() is not None
+    return evs
+
+
+@SETTINGS
+@given(scenario(), BEHAVIOURS, ENCODINGS)
+def test_replace_mode_matches_reference(sc, behaviour, enc):
+    text, eol, (a, b), actions = sc
+    editor = SimEditor(text, enc, behaviour, tags=["o"] * a + ["S"] * (b - a) + ["o"] * (len(text) - b))
+    server = SimServer(text, enc, a, b)
+    answer: list[str] = []
+
+    def feed(word: str) -> None:
+        answer.append(word)
+        server.session.delta(word)
+
+    _run(editor, server, actions, feed)
+    evs = _check_common(editor, server)
+    if isinstance(evs[0], Finished) and not editor.user_touched_region:
+        full = "".join(answer)
+        if eol == "\r\n" or server.session._eol == "\r\n":
+            full = full.replace("\r\n", "\n").replace("\n", server.session._eol)
+        written = "".join(c for c, t in zip(editor.text, editor.tags) if t == "M")
+        assert written == full
+        if full:
+            m = [i for i, t in enumerate(editor.tags) if t == "M"]
+            assert m == list(range(m[0], m[-1] + 1)), "the answer is not contiguous"
+            assert "S" not in editor.tags
+        outside = "".join(c for c, t in zip(editor.text, editor.tags) if t in "oU")
+        assert len(outside) + len(written) + editor.tags.count("S") == len(editor.text)
+
+
+@SETTINGS
+@given(scenario(diff=True), BEHAVIOURS, ENCODINGS, st.data())
+def test_diff_mode_matches_reference(sc, behaviour, enc, data):
+    text, eol, (a, b), actions = sc
+    old_lines = text[a:b].split(eol)[:-1]
+    new_lines = data.draw(st.lists(st.text(st.sampled_from("ab é中😀"), max_size=8), max_size=8))
+    context = data.draw(st.integers(0, 3))
+    diff = "\n".join(difflib.unified_diff(old_lines, new_lines, "a", "b", n=context, lineterm="")) + "\n"
+    editor = SimEditor(text, enc, behaviour, tags=["o"] * a + ["S"] * (b - a) + ["o"] * (len(text) - b))
+    server = SimServer(text, enc, a, b, Mode.DIFF)
+    cursor = [0]
+
+    def feed(word: str) -> None:  # the diff in chunks whose sizes come from the words drawn
+        step = len(word)
+        server.session.delta(diff[cursor[0] : cursor[0] + step])
+        cursor[0] += step
+
+    _run(editor, server, actions + [("delta", 0, "x" * len(diff))], feed)
+    evs = _check_common(editor, server)
+    if isinstance(evs[0], Finished) and not editor.user_touched_region:
+        region = server.session.region
+        assert editor.text[region.start : region.end] == "".join(line + eol for line in new_lines)
+        # lines the diff keeps are never touched: their characters still carry the selection's tag
+        matcher = difflib.SequenceMatcher(None, old_lines, new_lines)
+        equal = sum(len(old_lines[i]) + len(eol) for tag, i1, i2, _, _ in matcher.get_opcodes() if tag == "equal"
+                    for i in range(i1, i2))
+        assert editor.tags.count("S") >= equal

@@ -1,0 +1,89 @@
+"""Document model: line index, position conversions, changes, region rebasing."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flowedit.core.region import Region
+from flowedit.core.text import Change, Document, Encoding, Position, PositionError, same_effect
+from tests.core.sim import lsp_offset, lsp_position
+
+CHARS = st.sampled_from(["a", "b", " ", "\n", "\r", "\r\n", "é", "中", "😀", "𝄞", "\t"])
+TEXT = st.lists(CHARS, max_size=40).map("".join)
+ENC = st.sampled_from(list(Encoding))
+
+
+def naive_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+
+@given(TEXT, st.data())
+def test_line_index_stays_right_through_changes(text, data):
+    doc = Document("file:///t", text)
+    for _ in range(data.draw(st.integers(1, 6))):
+        a = data.draw(st.integers(0, len(doc.text)))
+        b = data.draw(st.integers(a, len(doc.text)))
+        doc.apply(Change(a, b, data.draw(TEXT)))
+        assert doc._starts == naive_starts(doc.text)
+
+
+@settings(max_examples=300)
+@given(TEXT, ENC, st.data())
+def test_positions_agree_with_an_independent_scan(text, enc, data):
+    doc = Document("file:///t", text)
+    offset = data.draw(st.integers(0, len(text)))
+    if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n":
+        offset -= 1  # no LSP position lies inside a CRLF pair
+    pos = doc.position_at(offset, enc)
+    assert (pos.line, pos.character) == lsp_position(text, offset, enc.value)
+    assert doc.offset_at(pos, enc) == offset == lsp_offset(text, pos.line, pos.character, enc.value)
+
+
+@pytest.mark.parametrize(("enc", "col"), [(Encoding.UTF8, 7), (Encoding.UTF16, 3), (Encoding.UTF32, 2)])
+def test_astral_and_cjk_columns(enc, col):
+    doc = Document("file:///t", "x\r\n😀中ab\n")
+    assert doc.position_at(doc.text.index("a"), enc) == Position(1, col)
+    assert doc.offset_at(Position(1, col), enc) == doc.text.index("a")
+
+
+def test_columns_past_the_end_clamp_and_negative_ones_raise():
+    doc = Document("file:///t", "ab\ncd")
+    assert doc.offset_at(Position(0, 99), Encoding.UTF16) == 2
+    assert doc.offset_at(Position(9, 0), Encoding.UTF16) == 5
+    with pytest.raises(PositionError):
+        doc.offset_at(Position(-1, 0), Encoding.UTF16)
+
+
+def test_half_a_surrogate_pair_maps_to_the_character_start():
+    doc = Document("file:///t", "😀x")
+    assert doc.offset_at(Position(0, 1), Encoding.UTF16) == 0
+    assert doc.offset_at(Position(0, 2), Encoding.UTF16) == 1
+
+
+@given(TEXT, st.data())
+def test_same_effect_is_exactly_equal_results(text, data):
+    a1 = data.draw(st.integers(0, len(text)))
+    a = Change(a1, data.draw(st.integers(a1, len(text))), data.draw(TEXT))
+    b1 = data.draw(st.integers(0, len(text)))
+    b = Change(b1, data.draw(st.integers(b1, len(text))), data.draw(TEXT))
+    assert same_effect(a, b, text) == (a.apply(text) == b.apply(text))
+    assert same_effect(a, a, text)
+
+
+@given(st.integers(0, 30), st.integers(0, 30), st.integers(0, 40), st.integers(0, 40), TEXT)
+def test_rebase_keeps_the_region_text_or_reports_overlap(s, length, c1, c2, new):
+    text = "".join(chr(0x4E00 + i) for i in range(70))
+    region = Region(s, s + length)
+    change = Change(min(c1, c2), max(c1, c2), new)
+    moved = region.rebase_through(change)
+    after = change.apply(text)
+    if moved is None:
+        assert change.start < region.end and change.end > region.start  # it touched the inside
+    else:
+        assert after[moved.start : moved.end] == text[region.start : region.end]
+        # the text before and after the region is the same edit's result, split at the region
+        assert after[: moved.start] + text[region.start : region.end] + after[moved.end :] == after
