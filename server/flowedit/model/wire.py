@@ -26,7 +26,14 @@ MAX_IN_FLIGHT_PER_SOCKET = 16  # responses streaming at once per socket; more ar
 
 
 class WireError(ValueError):
-    """A frame that is not valid JSON or not a valid event (a peer's fault, reported, never fatal)."""
+    """A frame that is not valid JSON or not a valid event (a peer's fault, reported, never fatal).
+
+    `code` is the `error.code` a gateway puts in its `error` event.
+    """
+
+    def __init__(self, message: str, code: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class _Open(BaseModel):
@@ -186,7 +193,7 @@ def _load(frame: str | bytes) -> dict[str, Any]:
     try:
         data = json.loads(frame)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise WireError(f"frame is not JSON: {exc}") from None
+        raise WireError(f"frame is not JSON: {exc}", "invalid_json") from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise WireError("frame is not a JSON object with a string 'type'")
     return data
@@ -207,15 +214,16 @@ def decode_client_event(frame: str | bytes) -> ResponseCreate | ResponseInterrup
     """Parse one client frame (gateway side); raises `WireError` with a message fit for an `error` event."""
     data = _load(frame)
     if data["type"] not in ("response.create", "response.interrupt"):
-        raise WireError(f"unsupported event type {data['type']!r}")
+        raise WireError(f"unsupported event type {data['type']!r}", "unsupported_event_type")
     try:
         event = _client_adapter.validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"][1:])
-        raise WireError(f"invalid {data['type']}: {where}: {first['msg']}") from None
+        code = "invalid_stream_id" if where == "stream_id" else "invalid_request_error"
+        raise WireError(f"invalid {data['type']}: {where}: {first['msg']}", code) from None
     if event.stream_id is not None and not STREAM_ID_RE.match(event.stream_id):
-        raise WireError("invalid stream_id: 1-256 characters of [A-Za-z0-9_.-]")
+        raise WireError("invalid stream_id: 1-256 characters of [A-Za-z0-9_.-]", "invalid_stream_id")
     return event
 
 

@@ -1,0 +1,345 @@
+"""The gateway: serves OpenAI's Responses WebSocket mode (PROTOCOL.md §1) in front of an `Engine`.
+
+One connection = one reader + one worker task per lane. A lane is a named `stream_id` (its requests
+run FIFO; different lanes run concurrently and their events interleave) or the unnamed lane (requests
+without `stream_id`, one after another). At most `MAX_IN_FLIGHT_PER_SOCKET` responses stream at once
+(the rest wait), at most `MAX_LANES_PER_SOCKET` distinct names per connection. Each response:
+
+    response.created → response.in_progress → response.output_text.delta × n →
+    response.output_text.done → response.completed
+    (interrupted: response.interrupt.accepted → response.incomplete {reason: interrupted};
+     engine error: one `error` event on the lane)
+
+Every event of a named lane echoes its `stream_id`; `sequence_number` grows per connection. A bad
+frame earns an `error` event and the connection stays open: the gateway never dies on a bad client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+from pydantic import BaseModel
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from flowedit.engines.base import DropConnection, Engine, EngineError
+from flowedit.model import wire
+
+PATH = "/v1/responses"
+MAX_FRAME_BYTES = 16 * 2**20  # a create carries whole files as context; websockets' 1 MiB is too small
+YIELD_EVERY = 16  # deltas sent back to back before letting other lanes and the reader run
+AGE_LIMIT_CLOSE_CODE = 1001  # "going away": clients (the openai SDK too) treat it as worth reconnecting
+_FINISHED_MEMORY = 4096  # ids of ended responses kept so that a late interrupt is a quiet no-op
+
+log = logging.getLogger(__name__)
+
+
+class Gateway:
+    """A WebSocket server speaking the Responses WebSocket protocol on `/v1/responses` for one engine.
+
+    Use `await gateway.serve(host, port)` (returns the websockets `Server`) or
+    `async with Gateway(engine) as gateway:` (127.0.0.1, a free port); then `gateway.port`/`gateway.url`.
+    """
+
+    def __init__(self, engine: Engine, *, max_age: float = 3600.0) -> None:
+        self.engine = engine
+        self.max_age = max_age
+        self._server: Server | None = None
+        self._host = "127.0.0.1"
+
+    async def serve(self, host: str = "127.0.0.1", port: int = 0) -> Server:
+        """Start listening (port 0 = any free port) and return the websockets server."""
+        if self._server is not None:
+            raise RuntimeError("this gateway is already serving")
+        self._host = host
+        self._server = await serve(
+            self._handle, host, port, process_request=_check_path, max_size=MAX_FRAME_BYTES
+        )
+        return self._server
+
+    @property
+    def port(self) -> int:
+        """The port actually bound."""
+        if self._server is None:
+            raise RuntimeError("the gateway is not serving yet")
+        return int(next(iter(self._server.sockets)).getsockname()[1])
+
+    @property
+    def url(self) -> str:
+        """`ws://HOST:PORT/v1/responses` with the real port."""
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        return f"ws://{host}:{self.port}{PATH}"
+
+    async def close(self) -> None:
+        """Stop listening, close every connection (code 1001) and wait until they are gone."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def __aenter__(self) -> Gateway:
+        if self._server is None:
+            await self.serve()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        await _Connection(ws, self.engine).serve(self.max_age)
+
+
+def _check_path(connection: ServerConnection, request: Request) -> Response | None:
+    """Refuse the upgrade (404) on any path but /v1/responses."""
+    if request.path.partition("?")[0] != PATH:
+        return connection.respond(HTTPStatus.NOT_FOUND, f"flowedit gateway: the WebSocket endpoint is {PATH}\n")
+    return None
+
+
+class _Dropped(Exception):
+    """The connection was aborted on an engine's request: stop this lane's worker."""
+
+
+@dataclass(eq=False)
+class _Response:
+    """One response being produced on a lane."""
+
+    id: str
+    item_id: str
+    stream_id: str | None
+    model: str
+    input_tokens: int
+    created_at: int = field(default_factory=lambda: int(time.time()))
+    deltas: list[str] = field(default_factory=list)
+    pump: asyncio.Task[None] | None = None
+    interrupt: wire.ResponseInterrupt | None = None
+
+
+class _Connection:
+    """The state of one client connection: lanes, their queues, running responses, sequence numbers."""
+
+    def __init__(self, ws: ServerConnection, engine: Engine) -> None:
+        self._ws = ws
+        self._engine = engine
+        self._seq = 0
+        self._queues: dict[str | None, deque[wire.ResponseCreate]] = {}
+        self._workers: dict[str | None, asyncio.Task[None]] = {}
+        self._named: set[str] = set()
+        self._slots = asyncio.Semaphore(wire.MAX_IN_FLIGHT_PER_SOCKET)
+        self._running: dict[str, _Response] = {}
+        self._finished: dict[str, None] = {}  # insertion-ordered set, trimmed to _FINISHED_MEMORY
+        self._expiring = False
+
+    async def serve(self, max_age: float) -> None:
+        """Read frames until the connection closes, then stop every lane."""
+        expiry = asyncio.create_task(self._expire_after(max_age))
+        try:
+            async for frame in self._ws:
+                await self._on_frame(frame)
+        except ConnectionClosed:
+            pass  # the client went away or the transport was aborted: clean up below
+        finally:
+            if not self._expiring:  # an expiry already under way is finishing its close handshake
+                expiry.cancel()
+            workers = list(self._workers.values())
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(expiry, *workers, return_exceptions=True)
+
+    # ------------------------------------------------------------ reader side (never blocks on a lane)
+
+    async def _on_frame(self, frame: str | bytes) -> None:
+        try:
+            event = wire.decode_client_event(frame)
+        except wire.WireError as exc:
+            await self._send(wire.error_event(exc.code, str(exc), stream_id=_lane_hint(frame)))
+            return
+        if isinstance(event, wire.ResponseInterrupt):
+            await self._interrupt(event)
+        else:
+            await self._admit(event)
+
+    async def _admit(self, create: wire.ResponseCreate) -> None:
+        lane = create.stream_id
+        if lane is not None and lane not in self._named:
+            if len(self._named) >= wire.MAX_LANES_PER_SOCKET:
+                message = f"at most {wire.MAX_LANES_PER_SOCKET} distinct stream_id values per connection"
+                await self._send(wire.error_event("websocket_stream_limit_reached", message, stream_id=lane,
+                                                  param="stream_id"))
+                return
+            self._named.add(lane)
+        self._queues.setdefault(lane, deque()).append(create)
+        if lane not in self._workers:
+            self._workers[lane] = asyncio.create_task(self._work(lane))
+
+    async def _interrupt(self, event: wire.ResponseInterrupt) -> None:
+        if event.response_id is not None:
+            response = self._running.get(event.response_id)
+            if response is None:
+                if event.response_id not in self._finished:
+                    await self._send(wire.error_event(
+                        "response_not_found", f"no response {event.response_id!r} on this connection",
+                        stream_id=event.stream_id, status=404, param="response_id"))
+                return  # already ended: its terminal event is out, nothing left to stop
+        elif event.stream_id is not None:
+            response = next((r for r in self._running.values() if r.stream_id == event.stream_id), None)
+            if response is None:
+                return  # nothing streaming on that lane (it may have ended a moment ago)
+        else:
+            await self._send(wire.error_event(
+                "invalid_request_error", "response.interrupt needs a response_id or a stream_id",
+                param="response_id"))
+            return
+        if response.interrupt is None:
+            response.interrupt = event
+            if response.pump is not None:
+                response.pump.cancel()  # stops the engine at once; the lane then reports the interrupt
+
+    # ------------------------------------------------------------ lane side
+
+    async def _work(self, lane: str | None) -> None:
+        queue = self._queues[lane]
+        try:
+            while queue:
+                create = queue.popleft()
+                async with self._slots:
+                    await self._respond(create)
+        except (ConnectionClosed, _Dropped):
+            pass  # the reader sees the closed connection too and cleans up
+        finally:
+            self._workers.pop(lane, None)
+
+    async def _respond(self, create: wire.ResponseCreate) -> None:
+        response = _Response(
+            id=f"resp_{uuid.uuid4().hex}", item_id=f"msg_{uuid.uuid4().hex}", stream_id=create.stream_id,
+            model=create.model or self._engine.name,
+            input_tokens=math.ceil(len(wire.response_text(create)) / 4),
+        )
+        self._running[response.id] = response
+        try:
+            await self._send(self._lifecycle("response.created", response, "in_progress"))
+            await self._send(self._lifecycle("response.in_progress", response, "in_progress"))
+            if response.interrupt is None:
+                response.pump = asyncio.create_task(self._pump(response, create))
+                await asyncio.wait([response.pump])
+            await self._finish(response)
+        finally:
+            del self._running[response.id]
+            self._finished[response.id] = None
+            if len(self._finished) > _FINISHED_MEMORY:
+                del self._finished[next(iter(self._finished))]
+            if response.pump is not None and not response.pump.done():
+                response.pump.cancel()
+                await asyncio.wait([response.pump])
+
+    async def _pump(self, response: _Response, create: wire.ResponseCreate) -> None:
+        """Forward the engine's deltas; runs as its own task so that an interrupt can cancel it."""
+        stream = self._engine.stream(create)
+        try:
+            async for delta in stream:
+                if not delta:
+                    continue
+                response.deltas.append(delta)
+                await self._send(wire.OutputTextDelta(
+                    item_id=response.item_id, delta=delta, stream_id=response.stream_id, logprobs=[]))
+                if len(response.deltas) % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)  # ok: a fast engine must not starve other lanes and the reader
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def _finish(self, response: _Response) -> None:
+        """Send the terminal events for whatever ended the response."""
+        text = "".join(response.deltas)
+        if response.interrupt is not None:
+            await self._send(wire.InterruptAccepted(response_id=response.id, stream_id=response.stream_id))
+            keep = response.interrupt.mode != "discard_partial_items"
+            await self._send(self._lifecycle(
+                "response.incomplete", response, "incomplete", incomplete_details={"reason": "interrupted"},
+                output=[_message(response, text, "incomplete")] if keep else []))
+            return
+        assert response.pump is not None
+        failure = response.pump.exception()
+        if failure is None:
+            await self._send(wire.OutputTextDone(item_id=response.item_id, text=text,
+                                                 stream_id=response.stream_id, logprobs=[]))
+            await self._send(self._lifecycle("response.completed", response, "completed",
+                                             output=[_message(response, text, "completed")]))
+        elif isinstance(failure, EngineError):
+            await self._send(wire.error_event(failure.code, failure.message, stream_id=response.stream_id,
+                                              status=failure.status, type_="server_error"))
+        elif isinstance(failure, DropConnection):
+            log.info("dropping connection on the engine's request: %s", failure)
+            self._ws.transport.abort()  # no close frame: the client sees an abnormal closure (1006)
+            raise _Dropped from failure
+        elif isinstance(failure, ConnectionClosed):
+            raise failure
+        else:  # an engine bug: report it on the lane, keep the connection and the gateway alive
+            log.error("engine %s failed", self._engine.name, exc_info=failure)
+            await self._send(wire.error_event("server_error", f"the engine failed: {failure!r}",
+                                              stream_id=response.stream_id, status=500, type_="server_error"))
+
+    # ------------------------------------------------------------ helpers
+
+    async def _expire_after(self, max_age: float) -> None:
+        await asyncio.sleep(max_age)  # ok: the age limit is a deadline, not a wait for an event
+        self._expiring = True
+        with contextlib.suppress(ConnectionClosed):
+            await self._send(wire.error_event(
+                "websocket_connection_limit_reached",
+                f"connections live at most {max_age:g} s; open a new connection"))
+            await self._ws.close(AGE_LIMIT_CLOSE_CODE, "connection age limit reached")
+
+    async def _send(self, event: BaseModel) -> None:
+        # websockets writes the frame before its first await, so sequence numbers reach the wire in order
+        self._seq += 1
+        event.sequence_number = self._seq  # type: ignore[attr-defined]
+        await self._ws.send(wire.encode(event))
+
+    def _lifecycle(self, type_: str, response: _Response, status: str, **fields: Any) -> wire.ResponseLifecycle:
+        output_tokens = len(response.deltas)
+        usage = None
+        if status != "in_progress":
+            usage = {
+                "input_tokens": response.input_tokens,
+                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                "output_tokens": output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": response.input_tokens + output_tokens,
+            }
+        # created_at, tool_choice, tools, parallel_tool_calls: required by the openai SDK's Response model
+        body = wire.ResponseObject(
+            id=response.id, status=status, model=response.model, usage=usage, created_at=response.created_at,
+            tool_choice="auto", tools=[], parallel_tool_calls=False, **fields)
+        return wire.ResponseLifecycle(type=type_, response=body, stream_id=response.stream_id)  # type: ignore[arg-type]
+
+
+def _message(response: _Response, text: str, status: str) -> dict[str, Any]:
+    """The assistant message output item, as the SDK's `ResponseOutputMessage` expects it."""
+    return {
+        "id": response.item_id, "type": "message", "role": "assistant", "status": status,
+        "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+    }
+
+
+def _lane_hint(frame: str | bytes) -> str | None:
+    """The valid `stream_id` of a frame that failed to decode, so that its error reaches the right lane."""
+    try:
+        data = json.loads(frame)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    stream_id = data.get("stream_id") if isinstance(data, dict) else None
+    if isinstance(stream_id, str) and wire.STREAM_ID_RE.match(stream_id):
+        return stream_id
+    return None

@@ -1,0 +1,137 @@
+"""The scripted engine: a MODEL STAND-IN that replays a fixed text as a paced token stream.
+
+It is what the demo, the benchmarks and the tests talk to when no model is at hand: every request is
+answered with the same text (from `--text-file`), cut into ≈ 4-character tokens, after `first_token_ms`,
+at `rate` tokens per second. It can misbehave on purpose (`Fault`): drop the connection, fail the
+lane with an `error` event, or stall forever, after N tokens.
+
+Test hook: a request whose `metadata` has a `scripted_text` entry is answered with that text instead
+(OpenAI caps metadata values at 512 characters; the stand-in does not).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import dataclass
+from typing import AsyncIterator, Awaitable, Callable, Literal, Sequence
+
+from flowedit.engines.base import DropConnection, EngineError
+from flowedit.model import wire
+
+TOKEN_CHARS = 4  # a typical BPE token of English/code is about four characters
+# GPT-2-style pre-tokenisation: a word or a punctuation run with its leading space, or whitespace
+# (leaving the last space to the next word); every character matches one branch, so tokens cover all.
+_PIECE_RE = re.compile(r" ?\w+| ?[^\w\s]+|\s+(?!\S)|\s+")
+_FAULT_RE = re.compile(r"^(drop|error|stall)-after=(\d+)(?:,times=(\d+))?$")
+
+FaultKind = Literal["drop", "error", "stall"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A scripted misbehaviour that fires once `after` tokens of a response have been sent.
+
+    `times` limits it to the first that many responses (None: every response), so a test can drop one
+    stream and watch the next request succeed on a fresh connection.
+    """
+
+    kind: FaultKind
+    after: int
+    times: int | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> Fault:
+        """Parse `drop-after=N`, `error-after=N` or `stall-after=N`; raise ValueError otherwise."""
+        match = _FAULT_RE.match(spec.strip())
+        if match is None:
+            raise ValueError(
+                f"bad fault {spec!r}: expected drop-after=N, error-after=N or stall-after=N "
+                "(N = number of tokens sent before the fault, an integer >= 0), optionally followed by "
+                "',times=K' to fire on the first K responses only"
+            )
+        times = int(match.group(3)) if match.group(3) is not None else None
+        return cls(kind=match.group(1), after=int(match.group(2)), times=times)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        return f"{self.kind}-after={self.after}" + (f",times={self.times}" if self.times is not None else "")
+
+
+def tokenize(text: str) -> list[str]:
+    """Cut `text` into token-like chunks of at most `TOKEN_CHARS` code points; they join back to `text`."""
+    tokens: list[str] = []
+    for piece in _PIECE_RE.findall(text):
+        tokens.extend(piece[i : i + TOKEN_CHARS] for i in range(0, len(piece), TOKEN_CHARS))
+    return tokens
+
+
+class ScriptedEngine:
+    """Model stand-in: answers every request with `text`, paced by a clock-based schedule.
+
+    `rate` is in tokens per second (0 = as fast as possible). Token i is due at
+    `start + first_token_ms/1000 + i/rate`; the stream yields every token that is due and only then
+    sleeps until the next one, so high rates (50,000 tok/s) are kept without a sleep per token.
+    `clock` and `sleep` are injectable so that the schedule can be tested without waiting.
+    """
+
+    name = "scripted"
+
+    def __init__(
+        self,
+        text: str,
+        rate: float = 200.0,
+        first_token_ms: float = 0.0,
+        faults: Sequence[Fault] = (),
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
+        if rate < 0:
+            raise ValueError(f"rate must be >= 0 tokens/s (0 = unlimited), got {rate}")
+        if first_token_ms < 0:
+            raise ValueError(f"first_token_ms must be >= 0, got {first_token_ms}")
+        self.text = text
+        self.rate = float(rate)
+        self.first_token_ms = float(first_token_ms)
+        self.faults = tuple(faults)
+        self._clock = clock
+        self._sleep = sleep
+        self._fired: dict[Fault, int] = {}
+
+    def describe(self) -> str:
+        """One line saying this is a stand-in, what it replays and how."""
+        pace = "unlimited" if self.rate == 0 else f"{self.rate:g} tok/s"
+        faults = f", faults: {', '.join(map(str, self.faults))}" if self.faults else ""
+        return (
+            f"scripted model stand-in (not a model): replays {len(self.text)} characters at {pace}, "
+            f"first token after {self.first_token_ms:g} ms{faults}"
+        )
+
+    async def stream(self, request: wire.ResponseCreate) -> AsyncIterator[str]:
+        """Yield the scripted text token by token, on schedule, firing the first fault that is due."""
+        metadata = request.metadata or {}
+        tokens = tokenize(metadata.get("scripted_text", self.text))
+        armed = [f for f in self.faults if f.after <= len(tokens) and (f.times is None or self._fired.get(f, 0) < f.times)]
+        fault = min(armed, key=lambda f: f.after, default=None)
+        if fault is not None:
+            self._fired[fault] = self._fired.get(fault, 0) + 1
+        interval = 1.0 / self.rate if self.rate > 0 else 0.0
+        start = self._clock() + self.first_token_ms / 1000.0
+        for index, token in enumerate(tokens):
+            if fault is not None and index == fault.after:
+                await self._fire(fault)
+            delay = start + index * interval - self._clock()
+            if delay > 0:
+                await self._sleep(delay)  # ok: pacing the stand-in's output is its whole point
+            yield token
+        if fault is not None and fault.after == len(tokens):
+            await self._fire(fault)
+
+    async def _fire(self, fault: Fault) -> None:
+        if fault.kind == "drop":
+            raise DropConnection(f"scripted fault {fault}")
+        if fault.kind == "error":
+            raise EngineError("engine_error", f"scripted fault {fault}: the stand-in failed on purpose")
+        # stall: never finish; the gateway cancels us on interrupt or when the connection closes
+        await asyncio.get_running_loop().create_future()

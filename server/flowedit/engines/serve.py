@@ -1,0 +1,93 @@
+"""`flowedit serve`: run the gateway in front of an engine until SIGTERM/SIGINT.
+
+stdout gets exactly one line, `flowedit gateway listening on ws://HOST:PORT/v1/responses` (the real
+port, also with `--port 0`), so that scripts and tests can wait for it; everything else goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.resources
+import signal
+import sys
+from pathlib import Path
+
+from flowedit.engines.base import Engine
+from flowedit.engines.gateway import Gateway
+from flowedit.engines.scripted import Fault, ScriptedEngine
+
+ENGINES = ("scripted",)
+SAMPLE_TEXT = "samples/rewrite_answer.txt"
+
+
+def _fault(spec: str) -> Fault:
+    try:
+        return Fault.parse(spec)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the `serve` options to `parser` and make `run` its handler."""
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=8765,
+                        help="port to bind, 0 = any free one (default: %(default)s)")
+    parser.add_argument("--engine", choices=ENGINES, default="scripted",
+                        help="what answers requests (default: %(default)s, a model stand-in)")
+    parser.add_argument("--text-file", type=Path, default=None,
+                        help="text the scripted engine replays (default: the bundled sample rewrite answer)")
+    parser.add_argument("--rate", type=float, default=200.0,
+                        help="tokens per second, 0 = unlimited (default: %(default)s)")
+    parser.add_argument("--first-token-ms", type=float, default=0.0,
+                        help="delay before the first token (default: %(default)s)")
+    parser.add_argument("--fault", type=_fault, action="append", default=[], metavar="SPEC",
+                        help="misbehave on purpose: drop-after=N | error-after=N | stall-after=N (repeatable)")
+    parser.add_argument("--max-age", type=float, default=3600.0,
+                        help="seconds a connection may live before websocket_connection_limit_reached "
+                        "(default: %(default)s)")
+    parser.set_defaults(run=run)
+
+
+def _read_text(path: Path | None) -> str:
+    if path is None:
+        return importlib.resources.files("flowedit").joinpath(SAMPLE_TEXT).read_text(encoding="utf-8")
+    return path.read_text(encoding="utf-8")
+
+
+def build_engine(args: argparse.Namespace) -> Engine:
+    """The engine named by `--engine`, configured from the other options (ValueError/OSError if bad)."""
+    if args.engine != "scripted":  # argparse's choices already refuse it; this guards direct callers
+        raise ValueError(f"unknown engine {args.engine!r}; known: {', '.join(ENGINES)}")
+    return ScriptedEngine(_read_text(args.text_file), rate=args.rate, first_token_ms=args.first_token_ms,
+                          faults=args.fault)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM/SIGINT; 0 on a clean stop, 2 on bad options, 1 if the port cannot be bound."""
+    try:
+        engine = build_engine(args)
+    except (OSError, ValueError) as exc:
+        print(f"flowedit serve: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(_serve(engine, args))
+    except OSError as exc:
+        print(f"flowedit serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+
+
+async def _serve(engine: Engine, args: argparse.Namespace) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    gateway = Gateway(engine, max_age=args.max_age)
+    await gateway.serve(args.host, args.port)
+    try:
+        print(f"flowedit engine: {engine.describe()}", file=sys.stderr, flush=True)
+        print(f"flowedit gateway listening on {gateway.url}", flush=True)
+        await stop.wait()
+    finally:
+        await gateway.close()
+    return 0

@@ -1,0 +1,314 @@
+"""Drives `RewriteSession`s: model lanes in, `workspace/applyEdit` out, progress and status on the side.
+
+The awaiting lives here; every decision (what to send, when, whether it conflicts) is the core's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, rewrite_context
+from flowedit.core.exclude import uri_path
+from flowedit.core.linediff import whole_lines
+from flowedit.core.region import Region
+from flowedit.core.session import (Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed,
+                                   RewriteSession, SessionEvent, State)
+from flowedit.lsp import convert
+from flowedit.model import wire
+from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure
+
+if TYPE_CHECKING:
+    from flowedit.lsp.server import FloweditServer
+    from flowedit.model.lane import Lane
+
+log = logging.getLogger(__name__)
+_ids = itertools.count(1)
+APPLY_TIMEOUT_S = 30.0
+
+
+class NoEndpoint(RuntimeError):
+    """No model endpoint is configured; the message names the settings."""
+
+
+class RewriteRefused(ValueError):
+    """A rewrite that cannot start (closed document, excluded file, bad range); the message says why."""
+
+
+@dataclass
+class RewriteRun:
+    """One rewrite in one document: its session, its current model lane and its figures."""
+
+    id: str
+    uri: str
+    session: RewriteSession
+    instruction: str
+    started: float
+    lane: Lane | None = None
+    generation: int = 0  # bumped by redirect: an older stream task must not finish the session
+    outcome: SessionEvent | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    reverted: asyncio.Event = field(default_factory=asyncio.Event)
+    revert_outcome: SessionEvent | None = None
+    progress_token: str | None = None
+    first_token_at: float | None = None
+    last_token_at: float | None = None
+    first_edit_at: float | None = None
+    tokens: int = 0
+    timer: asyncio.TimerHandle | None = None
+    tasks: set = field(default_factory=set)
+
+    def figures(self) -> dict[str, Any]:
+        """Time to first token, tokens, tokens/s, first token → first applied edit."""
+        out: dict[str, Any] = {"id": self.id, "kind": "rewrite", "tokens": self.tokens,
+                               "edits_sent": self.session.batches_sent, "edits_applied": self.session.batches_applied}
+        if self.first_token_at is not None:
+            out["ttft_ms"] = round((self.first_token_at - self.started) * 1000, 1)
+            span = (self.last_token_at or self.first_token_at) - self.first_token_at
+            out["tokens_per_s"] = round(self.tokens / span, 1) if span > 0 else None
+        if self.first_edit_at is not None and self.first_token_at is not None:
+            out["first_token_to_first_edit_ms"] = round((self.first_edit_at - self.first_token_at) * 1000, 1)
+        if self.outcome is not None:
+            out["outcome"] = type(self.outcome).__name__.lower()
+            out["reason"] = self.outcome.reason
+        return out
+
+
+class Rewrites:
+    """Every rewrite of the server, by id and by document."""
+
+    def __init__(self, server: FloweditServer) -> None:
+        self.server = server
+        self.runs: dict[str, RewriteRun] = {}
+        self.last_by_uri: dict[str, RewriteRun] = {}
+
+    # ------------------------------------------------------------------ commands
+    def start(self, uri: str, region: Region, instruction: str, mode: str) -> RewriteRun:
+        """Begin a rewrite; edits stream in the background."""
+        doc = self.server.document(uri)
+        settings = self.server.settings
+        lines = doc.line_of(region.end) - doc.line_of(region.start) + 1
+        chosen = Mode(mode) if mode != "auto" else (
+            Mode.DIFF if lines >= settings.rewrite.diff_threshold_lines else Mode.REPLACE)
+        if chosen is Mode.DIFF:
+            region = whole_lines(doc, region)
+        previous = self.last_by_uri.get(uri)
+        if previous is not None and previous.session.state is State.DONE:
+            previous.session.detach()  # only the last rewrite of a document can be reverted
+        run = RewriteRun(f"rw-{next(_ids)}", uri, RewriteSession(doc, region, chosen), instruction,
+                         asyncio.get_running_loop().time())
+        self.runs[run.id] = run
+        self.last_by_uri[uri] = run
+        self._spawn(run, self._begin_progress(run))  # concurrently: never delay the model request
+        self._spawn(run, self._stream(run, run.generation, None))
+        return run
+
+    async def interrupt(self, run: RewriteRun) -> dict[str, Any]:
+        """Stop the model and the edits; returns once no more edits will be applied."""
+        if run.session.state in (State.STREAMING, State.STOPPING):
+            run.session.interrupt("interrupted by the user")
+            await self._stop_lane(run)
+            self.pump(run)
+        await run.done.wait()
+        return self.result(run)
+
+    async def redirect(self, run: RewriteRun, instruction: str) -> dict[str, Any]:
+        """Stop the current answer where it is and let a new instruction rewrite the same region."""
+        if run.session.state is not State.STREAMING:
+            raise RewriteRefused(f"rewrite {run.id} is no longer running ({run.session.state.value})")
+        run.generation += 1
+        await self._stop_lane(run)
+        partial = run.session.answer_text
+        run.session.redirect()
+        run.instruction = instruction
+        self._spawn(run, self._stream(run, run.generation, partial))
+        return {"id": run.id, "redirected": True}
+
+    async def revert(self, uri: str) -> dict[str, Any]:
+        """Put back the original text of the last rewrite in `uri`, in one step."""
+        run = self.last_by_uri.get(uri)
+        if run is None:
+            return {"reverted": False, "reason": "there is no rewrite to revert in this document"}
+        if run.session.state in (State.STREAMING, State.STOPPING):
+            await self.interrupt(run)
+        reason = run.session.revert()
+        if reason is not None:
+            return {"id": run.id, "reverted": False, "reason": reason}
+        run.reverted.clear()
+        self.pump(run)
+        await run.reverted.wait()
+        ok = isinstance(run.revert_outcome, Reverted)
+        return {"id": run.id, "reverted": ok, "reason": run.revert_outcome.reason if run.revert_outcome else ""}
+
+    def result(self, run: RewriteRun) -> dict[str, Any]:
+        """What a command answers about a run."""
+        return run.figures()
+
+    # ------------------------------------------------------------------ document events
+    def document_changed(self, uri: str) -> None:
+        """After a didChange was applied to the core document (sessions already saw the changes)."""
+        for run in list(self.runs.values()):
+            if run.uri == uri:
+                self.pump(run)
+
+    def document_closed(self, uri: str) -> None:
+        for run in list(self.runs.values()):
+            if run.uri == uri:
+                run.session.document_closed()
+                self._spawn(run, self._stop_lane(run))
+                self.pump(run)
+        self.last_by_uri.pop(uri, None)
+
+    # ------------------------------------------------------------------ the model side
+    async def _stream(self, run: RewriteRun, generation: int, partial: str | None) -> None:
+        session = run.session
+        doc = session.doc
+        settings = self.server.settings
+        ctx = rewrite_context(doc, session.region, run.instruction, uri_path(run.uri),
+                              settings.rewrite.context_tokens, previous_answer=partial)
+        create = wire.ResponseCreate(
+            model=settings.model, input=ctx.prompt(),
+            instructions=DIFF_INSTRUCTIONS if session.mode is Mode.DIFF else REPLACE_INSTRUCTIONS,
+            max_output_tokens=settings.rewrite.max_output_tokens, metadata={"flowedit_rewrite": run.id},
+            flowedit={"task": "rewrite", "mode": session.mode.value, "path": ctx.path,
+                      "language_id": ctx.language_id},
+        )
+        try:
+            link = self.server.link()
+            lane = await link.request(create)
+            if generation != run.generation or session.state is not State.STREAMING:
+                await lane.interrupt()
+                return
+            run.lane = lane
+            async for event in lane:
+                if isinstance(event, wire.OutputTextDelta) and event.delta:
+                    now = asyncio.get_running_loop().time()
+                    run.first_token_at = run.first_token_at or now
+                    run.last_token_at = now
+                    run.tokens += 1
+                    session.delta(event.delta)
+                    self.pump(run)
+                    self._report_progress(run)
+            if generation == run.generation:
+                session.finish()
+        except ModelError as exc:
+            if generation == run.generation:
+                session.fail(f"the model answered with an error ({exc.code}): {exc.message}")
+        except ModelConnectionLost as exc:
+            if generation == run.generation:
+                session.fail(f"lost the connection to the model: {exc}")
+        except ModelFailure as exc:
+            if generation == run.generation:
+                session.fail(f"the model failed: {exc}")
+        except NoEndpoint as exc:
+            session.fail(str(exc))
+        except Exception as exc:  # a bug of ours must end this rewrite cleanly, not the server
+            log.exception("rewrite %s crashed", run.id)
+            session.fail(f"internal error: {exc!r}")
+        self.pump(run)
+
+    async def _stop_lane(self, run: RewriteRun) -> None:
+        lane, run.lane = run.lane, None
+        if lane is not None and not lane.done:
+            try:
+                await lane.interrupt()
+            except ModelFailure as exc:  # the socket may already be gone; nothing more to stop
+                log.info("interrupt of %s: %s", run.id, exc)
+
+    # ------------------------------------------------------------------ the editor side
+    def pump(self, run: RewriteRun) -> None:
+        """Send the next batch if the session has one, then handle what it reported."""
+        loop = asyncio.get_running_loop()
+        batch = run.session.poll(loop.time())
+        if batch is not None:
+            enc = self.server.encoding
+            params = convert.workspace_edit(run.session.doc, batch, enc,
+                                            "FlowEdit revert" if batch.revert else "FlowEdit rewrite")
+            self._spawn(run, self._apply(run, batch.id, params))
+        if run.timer is not None:
+            run.timer.cancel()
+            run.timer = None
+        wake = run.session.wakeup_at
+        if wake is not None:
+            run.timer = loop.call_at(wake + 0.001, self.pump, run)
+        self._handle_events(run)
+
+    async def _apply(self, run: RewriteRun, batch_id: int, params) -> None:
+        try:
+            result = await asyncio.wait_for(self.server.workspace_apply_edit_async(params), APPLY_TIMEOUT_S)
+            applied = bool(result and result.applied)
+            if not applied:
+                log.info("%s: editor did not apply batch %d: %s", run.id, batch_id,
+                         getattr(result, "failure_reason", None))
+        except (asyncio.TimeoutError, Exception) as exc:  # noqa: BLE001 - any failure is "not applied"
+            log.warning("%s: applyEdit of batch %d failed: %r", run.id, batch_id, exc)
+            applied = False
+        before = run.session.batches_applied
+        run.session.acknowledge(batch_id, applied, asyncio.get_running_loop().time())
+        if run.first_edit_at is None and run.session.batches_applied > before:
+            run.first_edit_at = asyncio.get_running_loop().time()
+        self.pump(run)
+
+    def _handle_events(self, run: RewriteRun) -> None:
+        for event in run.session.pop_events():
+            if isinstance(event, (Reverted, RevertFailed)):
+                run.revert_outcome = event
+                run.reverted.set()
+                if isinstance(event, RevertFailed):
+                    self.server.show_warning(f"FlowEdit could not revert: {event.reason}")
+                continue
+            run.outcome = event
+            if run.first_edit_at is None and run.session.batches_applied:
+                run.first_edit_at = asyncio.get_running_loop().time()
+            if isinstance(event, (Conflict, Failed)):
+                self._spawn(run, self._stop_lane(run))
+                self.server.show_warning(f"FlowEdit rewrite stopped: {event.reason}")
+            self._end_progress(run, event)
+            self.server.send_status(run.figures())
+            log.info("rewrite %s ended: %s (%s)", run.id, type(event).__name__, event.reason)
+            run.done.set()
+
+    # ------------------------------------------------------------------ progress
+    async def _begin_progress(self, run: RewriteRun) -> None:
+        if run.progress_token is not None or not self.server.supports_progress():
+            return
+        if run.session.state is State.DONE:
+            return
+        token = f"flowedit-{run.id}"
+        try:
+            await asyncio.wait_for(self.server.work_done_progress.create_async(token), 5)
+        except Exception as exc:  # noqa: BLE001 - progress is a nicety; never block a rewrite on it
+            log.info("progress not available: %r", exc)
+            return
+        if run.done.is_set():
+            return
+        run.progress_token = token
+        self.server.progress_begin(token, f"FlowEdit: {run.instruction[:60]}")
+
+    def _report_progress(self, run: RewriteRun) -> None:
+        if run.progress_token is None or run.tokens % 16 != 1:
+            return  # ~ one report per 16 tokens keeps the client's UI thread free
+        figures = run.figures()
+        rate = figures.get("tokens_per_s")
+        self.server.progress_report(run.progress_token,
+                                    f"{run.tokens} tokens" + (f", {rate:.0f} tok/s" if rate else ""))
+
+    def _end_progress(self, run: RewriteRun, event: SessionEvent) -> None:
+        if run.progress_token is None:
+            return
+        self.server.progress_end(run.progress_token, f"{type(event).__name__}: {event.reason}")
+        run.progress_token = None
+
+    def _spawn(self, run: RewriteRun, coro) -> None:
+        task = asyncio.ensure_future(coro)
+        run.tasks.add(task)
+        task.add_done_callback(run.tasks.discard)
+        task.add_done_callback(_log_crash)
+
+
+def _log_crash(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("rewrite task crashed", exc_info=task.exception())

@@ -1,0 +1,270 @@
+"""The language server: thin pygls handlers over the core documents and the rewrite driver."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from lsprotocol import types as lsp
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+
+from flowedit import __version__
+from flowedit.core.exclude import excluded_by
+from flowedit.core.region import Region
+from flowedit.core.text import Document, PositionError
+from flowedit.lsp import convert
+from flowedit.lsp.rewrites import NoEndpoint, RewriteRefused, Rewrites, RewriteRun
+from flowedit.lsp.settings import Settings, from_environment, parse_settings
+from flowedit.model.link import ModelLink
+
+log = logging.getLogger(__name__)
+STATUS = "flowedit/status"
+REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
+
+
+class _Pos(BaseModel):
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class _Range(BaseModel):
+    start: _Pos
+    end: _Pos
+
+    def lsp(self) -> lsp.Range:
+        return lsp.Range(start=lsp.Position(line=self.start.line, character=self.start.character),
+                         end=lsp.Position(line=self.end.line, character=self.end.character))
+
+
+class RewriteArgs(BaseModel):
+    """Arguments of `flowedit.rewrite`."""
+
+    model_config = ConfigDict(extra="ignore")
+    uri: str
+    range: _Range
+    instruction: str | None = None
+    mode: Literal["replace", "diff", "auto"] | None = None
+
+
+class InterruptArgs(BaseModel):
+    """Arguments of `flowedit.interrupt` (neither: every running rewrite)."""
+
+    id: str | None = None
+    uri: str | None = None
+
+
+class RedirectArgs(BaseModel):
+    """Arguments of `flowedit.redirect`."""
+
+    id: str
+    instruction: str = Field(min_length=1)
+
+
+class RevertArgs(BaseModel):
+    """Arguments of `flowedit.revert`."""
+
+    uri: str
+
+
+def _args(model: type[BaseModel], args: tuple[Any, ...]) -> Any:
+    raw = args[0] if len(args) == 1 else (dict(zip(("uri", "range", "instruction", "mode"), args)) if args else {})
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "arguments"
+        raise JsonRpcInvalidParams(f"{where}: {first['msg']}") from None
+
+
+def redact(url: str | None) -> str | None:
+    """An endpoint URL without credentials or query string, fit for logs and the status bar."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+class FloweditServer(LanguageServer):
+    """flowedit's language server state: documents, settings, model links, rewrites."""
+
+    def __init__(self, cli_settings: dict[str, Any] | None = None) -> None:
+        super().__init__("flowedit", __version__)
+        self.docs: dict[str, Document] = {}
+        self.base_settings = from_environment(cli_settings)
+        self.settings, _ = parse_settings({}, self.base_settings)
+        self.rewrites = Rewrites(self)
+        self._links: dict[str, ModelLink] = {}
+        self.link_state = "idle"
+
+    # ------------------------------------------------------------------ helpers for the glue
+    @property
+    def encoding(self):
+        return convert.encoding(self.workspace.position_encoding)
+
+    def document(self, uri: str) -> Document:
+        doc = self.docs.get(uri)
+        if doc is None:
+            raise RewriteRefused(f"{uri} is not open in the editor")
+        return doc
+
+    def link(self) -> ModelLink:
+        """The one long-lived link to the configured endpoint (created on first use)."""
+        url = self.settings.endpoint
+        if not url:
+            raise NoEndpoint("no model endpoint is configured: set `endpoint` in the FlowEdit settings, "
+                             "FLOWEDIT_ENDPOINT, or `flowedit lsp --endpoint ws://...`")
+        link = self._links.get(url)
+        if link is None:
+            key = self.settings.api_key()
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            link = ModelLink(url, headers=headers, multiplex=self.settings.multiplex, on_state=self._link_state)
+            self._links[url] = link
+        return link
+
+    def _link_state(self, state: str) -> None:
+        self.link_state = state
+        self.send_status()
+
+    def supports_progress(self) -> bool:
+        window = self.client_capabilities.window
+        return bool(window and window.work_done_progress)
+
+    def progress_begin(self, token: str, title: str) -> None:
+        self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=False))
+
+    def progress_report(self, token: str, message: str) -> None:
+        self.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=message))
+
+    def progress_end(self, token: str, message: str) -> None:
+        self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
+
+    def show_warning(self, message: str) -> None:
+        log.warning("%s", message)
+        self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
+
+    def send_status(self, request: dict[str, Any] | None = None) -> None:
+        """`flowedit/status`: connection state, model, and the figures of the last request."""
+        self.protocol.notify(STATUS, {"state": self.link_state, "model": self.settings.model,
+                                      "endpoint": redact(self.settings.endpoint), "request": request})
+
+    def apply_settings(self, raw: Any) -> None:
+        self.settings, problems = parse_settings(raw, self.base_settings)
+        if problems:
+            message = "FlowEdit settings: " + "; ".join(problems)
+            log.warning("%s", message)
+            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
+
+    async def close_links(self) -> None:
+        for link in self._links.values():
+            await link.close()
+        self._links.clear()
+
+
+def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
+    """A server with every handler registered."""
+    server = FloweditServer(cli_settings)
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: FloweditServer, params: lsp.InitializeParams) -> None:
+        ls.apply_settings(params.initialization_options)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: FloweditServer, params: lsp.DidChangeConfigurationParams) -> None:
+        ls.apply_settings(params.settings)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: FloweditServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        ls.docs[item.uri] = Document(item.uri, item.text, item.version, item.language_id)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: FloweditServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        doc = ls.docs.get(params.text_document.uri)
+        if doc is None:
+            log.warning("didChange for a document that is not open: %s", params.text_document.uri)
+            return
+        enc = ls.encoding
+        try:
+            doc.apply_changes([convert.content_change(c, enc) for c in params.content_changes],
+                              params.text_document.version)
+        except (PositionError, ValueError) as exc:
+            log.error("bad didChange for %s: %s", doc.uri, exc)
+        ls.rewrites.document_changed(doc.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: FloweditServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        ls.rewrites.document_closed(params.text_document.uri)
+        ls.docs.pop(params.text_document.uri, None)
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                    lsp.CodeActionOptions(code_action_kinds=[REWRITE_KIND], resolve_provider=False))
+    def code_action(ls: FloweditServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        r = params.range
+        if (r.start.line, r.start.character) == (r.end.line, r.end.character) or params.text_document.uri not in ls.docs:
+            return None
+        if excluded_by(params.text_document.uri, ls.settings.exclude):
+            return None
+        base = {"uri": params.text_document.uri, "range": ls.protocol._converter.unstructure(r)}
+        choices = [("Rewrite selection…", None)] + [(p.title, p.instruction) for p in ls.settings.rewrite.presets]
+        return [lsp.CodeAction(title=title, kind=REWRITE_KIND,
+                               command=lsp.Command(title=title, command="flowedit.rewrite",
+                                                   arguments=[{**base, "instruction": instruction}]))
+                for title, instruction in choices]
+
+    @server.command("flowedit.rewrite")
+    def rewrite(ls: FloweditServer, *args: Any) -> dict[str, Any]:
+        a: RewriteArgs = _args(RewriteArgs, args)
+        try:
+            doc = ls.document(a.uri)
+            if (glob := excluded_by(a.uri, ls.settings.exclude)) is not None:
+                raise RewriteRefused(f"{a.uri} matches the exclude pattern {glob!r}: it is never sent to a model")
+            region = convert.offsets(doc, a.range.lsp(), ls.encoding)
+            if region.start == region.end:
+                raise RewriteRefused("select the code to rewrite first (the range is empty)")
+        except (RewriteRefused, PositionError) as exc:
+            ls.show_warning(f"FlowEdit: {exc}")
+            raise JsonRpcInvalidParams(str(exc)) from None
+        instruction = a.instruction or ls.settings.rewrite.default_instruction
+        run = ls.rewrites.start(a.uri, region, instruction, a.mode or ls.settings.rewrite.mode)
+        return {"id": run.id, "mode": run.session.mode.value}
+
+    @server.command("flowedit.interrupt")
+    async def interrupt(ls: FloweditServer, *args: Any) -> list[dict[str, Any]]:
+        a: InterruptArgs = _args(InterruptArgs, args)
+        runs = [r for r in ls.rewrites.runs.values()
+                if (a.id is None or r.id == a.id) and (a.uri is None or r.uri == a.uri)
+                and (a.id is not None or not r.done.is_set())]
+        if a.id is not None and not runs:
+            raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
+        return [await ls.rewrites.interrupt(r) for r in runs]
+
+    @server.command("flowedit.redirect")
+    async def redirect(ls: FloweditServer, *args: Any) -> dict[str, Any]:
+        a: RedirectArgs = _args(RedirectArgs, args)
+        run: RewriteRun | None = ls.rewrites.runs.get(a.id)
+        if run is None:
+            raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
+        try:
+            return await ls.rewrites.redirect(run, a.instruction)
+        except RewriteRefused as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+
+    @server.command("flowedit.revert")
+    async def revert(ls: FloweditServer, *args: Any) -> dict[str, Any]:
+        a: RevertArgs = _args(RevertArgs, args)
+        result = await ls.rewrites.revert(a.uri)
+        if not result["reverted"]:
+            ls.show_warning(f"FlowEdit cannot revert: {result['reason']}")
+        return result
+
+    @server.feature(lsp.SHUTDOWN)
+    async def shutdown(ls: FloweditServer, params: None) -> None:
+        await ls.close_links()
+
+    return server

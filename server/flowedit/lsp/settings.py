@@ -1,0 +1,94 @@
+"""Settings of the language server: a fully defaulted pydantic model; bad input degrades with a message."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from flowedit.core.exclude import DEFAULT_EXCLUDES
+
+
+class Preset(BaseModel):
+    """A one-click rewrite offered as a code action."""
+
+    model_config = ConfigDict(extra="ignore")
+    title: str
+    instruction: str
+
+
+DEFAULT_PRESETS = [
+    Preset(title="Fix bugs", instruction="Fix any bugs in this code. Keep its behaviour otherwise."),
+    Preset(title="Simplify", instruction="Simplify this code without changing what it does."),
+    Preset(title="Add type hints", instruction="Add precise type hints."),
+    Preset(title="Add docstring", instruction="Add a concise docstring."),
+]
+
+
+class RewriteSettings(BaseModel):
+    """How rewrites are asked for and applied."""
+
+    model_config = ConfigDict(extra="ignore")
+    mode: Literal["replace", "diff", "auto"] = "auto"
+    # auto: a selection of at least this many lines is rewritten as a unified diff, so only changed
+    # lines are touched; below it the whole answer streams in (diff overhead is not worth it there)
+    diff_threshold_lines: int = Field(default=40, ge=1)
+    context_tokens: int = Field(default=2000, ge=0, le=200_000)
+    default_instruction: str = "Improve this code: make it clearer and more correct."
+    presets: list[Preset] = Field(default_factory=lambda: list(DEFAULT_PRESETS))
+    max_output_tokens: int | None = Field(default=None, ge=1)
+
+
+class Settings(BaseModel):
+    """Everything a user can configure (initializationOptions or workspace/didChangeConfiguration)."""
+
+    model_config = ConfigDict(extra="ignore")
+    endpoint: str | None = None
+    model: str = "gpt-5.3-codex-spark"
+    api_key_env: str = "OPENAI_API_KEY"
+    multiplex: Literal["auto", "on", "off"] = "auto"
+    exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
+    rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
+
+    def api_key(self) -> str | None:
+        """The bearer token from the environment (never stored in settings, never logged)."""
+        return os.environ.get(self.api_key_env) or None
+
+
+def from_environment(base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Defaults from FLOWEDIT_ENDPOINT / FLOWEDIT_MODEL under explicit values."""
+    out: dict[str, Any] = {}
+    if os.environ.get("FLOWEDIT_ENDPOINT"):
+        out["endpoint"] = os.environ["FLOWEDIT_ENDPOINT"]
+    if os.environ.get("FLOWEDIT_MODEL"):
+        out["model"] = os.environ["FLOWEDIT_MODEL"]
+    out.update({k: v for k, v in (base or {}).items() if v is not None})
+    return out
+
+
+def parse_settings(raw: Any, base: dict[str, Any] | None = None) -> tuple[Settings, list[str]]:
+    """Validate editor settings over `base`; invalid keys fall back to defaults and are reported."""
+    if isinstance(raw, dict) and isinstance(raw.get("flowedit"), dict):
+        raw = raw["flowedit"]  # VS Code sends the whole section
+    data = dict(base or {})
+    problems: list[str] = []
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        problems.append(f"settings must be an object, got {type(raw).__name__}")
+        raw = {}
+    data.update(raw)
+    for _ in range(len(data) + 1):
+        try:
+            return Settings.model_validate(data), problems
+        except ValidationError as exc:
+            bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]}
+            for err in exc.errors():
+                where = ".".join(str(p) for p in err["loc"])
+                problems.append(f"{where}: {err['msg']} (using the default)")
+            if not bad:
+                break
+            for key in bad:
+                data.pop(key, None)
+    return Settings(), problems

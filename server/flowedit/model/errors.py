@@ -1,0 +1,45 @@
+"""What can go wrong on the model link, as flowedit's own exceptions.
+
+Foreign exceptions (`websockets.ConnectionClosed`, `InvalidStatus`, `OSError`, `TimeoutError`, ...) are
+mapped to these where the transport touches the network and never escape the link::
+
+    ModelFailure                      anything the model side did to a request
+    ├── ModelConnectionLost           the socket dropped, or no socket could be opened (.message)
+    │   └── ModelHandshakeFailed      the WebSocket upgrade was answered with an HTTP status (.status)
+    └── ModelError                    the server said no: `error` event or `response.failed`
+                                      (.code, .message, .status)
+
+Messages never contain header values (the API key rides in `Authorization`) nor URL query strings.
+"""
+
+from __future__ import annotations
+
+
+class ModelFailure(Exception):
+    """Base of every failure the model link reports."""
+
+
+class ModelConnectionLost(ModelFailure):
+    """The socket dropped mid-stream, or no connection could be opened."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ModelHandshakeFailed(ModelConnectionLost):
+    """The endpoint answered the WebSocket upgrade with an HTTP status (401 bad key, 404 wrong URL...)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ModelError(ModelFailure):
+    """The server rejected or failed a response (`error` event or `response.failed`)."""
+
+    def __init__(self, code: str | None, message: str, *, status: int | None = None) -> None:
+        super().__init__(f"{code or 'error'}: {message}" if message else (code or "error"))
+        self.code = code
+        self.message = message
+        self.status = status

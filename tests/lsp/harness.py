@@ -1,0 +1,186 @@
+"""End-to-end harness: the real `flowedit serve` gateway (subprocess, port 0) and the real `flowedit lsp`
+over stdio, driven by pytest-lsp's client acting as an editor that keeps its own copy of every document.
+
+The editor answers `workspace/applyEdit` like VS Code (refuses an edit whose version is not current),
+sends the didChange echo before its answer like pytest-lsp does, and can be told to refuse everything.
+Positions are computed with the independent arithmetic of tests/core/sim.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from lsprotocol import types as lsp
+from pytest_lsp import make_test_lsp_client
+
+from tests.core.sim import lsp_offset, lsp_position
+
+PY = sys.executable
+
+
+class Gateway:
+    """`flowedit serve` in a subprocess on port 0."""
+
+    def __init__(self, text: str, tmp: Path, *, rate: float = 2000, first_token_ms: float = 0,
+                 faults: tuple[str, ...] = ()) -> None:
+        self.text_file = tmp / f"answer-{id(self)}.txt"
+        self.text_file.write_text(text, encoding="utf-8")
+        self.args = ["serve", "--port", "0", "--text-file", str(self.text_file), "--rate", str(rate),
+                     "--first-token-ms", str(first_token_ms)] + [a for f in faults for a in ("--fault", f)]
+        self.proc: asyncio.subprocess.Process | None = None
+        self.url = ""
+
+    async def __aenter__(self) -> "Gateway":
+        self.proc = await asyncio.create_subprocess_exec(
+            PY, "-m", "flowedit.cli", *self.args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        line = (await asyncio.wait_for(self.proc.stdout.readline(), 30)).decode().strip()
+        prefix = "flowedit gateway listening on "
+        assert line.startswith(prefix), line
+        self.url = line[len(prefix):]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.proc is not None
+        if self.proc.returncode is None:
+            self.proc.terminate()
+        await self.proc.wait()
+
+
+@dataclass
+class ClientDoc:
+    uri: str
+    text: str
+    version: int = 1
+
+
+@dataclass
+class Editor:
+    """A pytest-lsp client that behaves like an editor."""
+
+    encoding: str = "utf-16"
+    inline: bool = False
+    client: Any = None
+    docs: dict[str, ClientDoc] = field(default_factory=dict)
+    refuse: bool = False
+    applied: int = 0
+    refused: int = 0
+    statuses: list[dict] = field(default_factory=list)
+    status_event: asyncio.Event = field(default_factory=asyncio.Event)
+    edit_log: list[tuple[str, lsp.TextEdit]] = field(default_factory=list)
+
+    async def start(self, settings: dict[str, Any], env: dict[str, str] | None = None) -> None:
+        client = make_test_lsp_client()
+        self.client = client
+        conv = client.protocol._converter
+
+        def command_or_action(obj: Any, _: Any) -> Any:
+            # the stock hook tries Command first and stringifies a CodeAction's nested command
+            kind = lsp.Command if isinstance(obj.get("command"), str) else lsp.CodeAction
+            return conv.structure(obj, kind)
+
+        conv.register_structure_hook(Union[lsp.Command, lsp.CodeAction], command_or_action)
+
+        @client.feature(lsp.WORKSPACE_APPLY_EDIT)
+        def apply_edit(ls, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+            return self._apply(params)
+
+        @client.feature("flowedit/status")
+        def status(ls, params) -> None:
+            self.statuses.append(params if isinstance(params, dict) else _plain(params))
+            self.status_event.set()
+
+        await client.start_io(PY, "-m", "flowedit.cli", "lsp", env={**os.environ, **(env or {})})
+        caps = lsp.ClientCapabilities(
+            general=lsp.GeneralClientCapabilities(position_encodings=[self.encoding]),
+            workspace=lsp.WorkspaceClientCapabilities(apply_edit=True),
+            window=lsp.WindowClientCapabilities(work_done_progress=True),
+        )
+        result = await client.initialize_session(lsp.InitializeParams(
+            capabilities=caps, initialization_options=settings, root_uri="file:///work"))
+        assert result.capabilities.position_encoding == self.encoding
+
+    async def stop(self) -> None:
+        await self.client.shutdown_session()
+
+    # ------------------------------------------------------------------ documents
+    def open(self, uri: str, text: str, language: str = "python") -> None:
+        self.docs[uri] = ClientDoc(uri, text)
+        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
+
+    def text(self, uri: str) -> str:
+        return self.docs[uri].text
+
+    def range_of(self, uri: str, start: int, end: int) -> dict[str, Any]:
+        text = self.docs[uri].text
+        (l1, c1), (l2, c2) = lsp_position(text, start, self.encoding), lsp_position(text, end, self.encoding)
+        return {"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}}
+
+    def type(self, uri: str, start: int, end: int, new: str) -> None:
+        """The user edits the document (offsets in code points)."""
+        doc = self.docs[uri]
+        rng = self.range_of(uri, start, end)
+        doc.text = doc.text[:start] + new + doc.text[end:]
+        doc.version += 1
+        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+            content_changes=[lsp.TextDocumentContentChangePartial(
+                range=lsp.Range(start=lsp.Position(**rng["start"]), end=lsp.Position(**rng["end"])), text=new)]))
+
+    def _apply(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        if self.refuse:
+            self.refused += 1
+            return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason="refused by the test")
+        for change in params.edit.document_changes or []:
+            doc = self.docs[change.text_document.uri]
+            if change.text_document.version is not None and change.text_document.version != doc.version:
+                self.refused += 1
+                return lsp.ApplyWorkspaceEditResult(applied=False)
+            for edit in change.edits:
+                self.edit_log.append((doc.uri, edit))
+                r = edit.range
+                start = lsp_offset(doc.text, r.start.line, r.start.character, self.encoding)
+                end = lsp_offset(doc.text, r.end.line, r.end.character, self.encoding)
+                doc.text = doc.text[:start] + edit.new_text + doc.text[end:]
+                doc.version += 1
+                # echo before answering, on the same ordered stream (what pytest-lsp and VS Code do)
+                self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+                    text_document=lsp.VersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
+                    content_changes=[lsp.TextDocumentContentChangePartial(range=r, text=edit.new_text)]))
+                self.applied += 1
+        return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    # ------------------------------------------------------------------ commands
+    async def command(self, name: str, arg: dict[str, Any]) -> Any:
+        return await self.client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command=name, arguments=[arg]))
+
+    async def rewrite(self, uri: str, start: int, end: int, **extra: Any) -> str:
+        result = await self.command("flowedit.rewrite", {"uri": uri, "range": self.range_of(uri, start, end), **extra})
+        return result["id"]
+
+    async def outcome(self, rewrite_id: str, timeout: float = 60) -> dict[str, Any]:
+        """Wait for the status notification that ends rewrite `rewrite_id`."""
+        async def wait() -> dict[str, Any]:
+            while True:
+                for status in self.statuses:
+                    req = status.get("request") or {}
+                    if req.get("id") == rewrite_id and req.get("outcome"):
+                        return req
+                self.status_event.clear()
+                await self.status_event.wait()
+        return await asyncio.wait_for(wait(), timeout)
+
+
+def _plain(obj: Any) -> Any:
+    """pygls hands unknown notifications' params over as nested namedtuples."""
+    if hasattr(obj, "_asdict"):
+        return {k: _plain(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, list):
+        return [_plain(v) for v in obj]
+    return obj

@@ -1,0 +1,241 @@
+"""The whole path: editor (pytest-lsp) ⇄ flowedit lsp (stdio) ⇄ one WebSocket ⇄ flowedit serve (scripted)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.lsp.harness import Editor, Gateway
+
+URI = "file:///work/app.py"
+ANSWER = "".join(f"def handler_{i}(event):  # 😀 中文 é\n    return event * {i}\n" for i in range(40))  # ~500 tokens
+
+
+@pytest.fixture
+async def editor():
+    ed = Editor()
+    yield ed
+    await ed.stop()
+
+
+async def start(ed: Editor, gw: Gateway, **settings) -> None:
+    await ed.start({"endpoint": gw.url, "model": "scripted", **settings})
+
+
+async def test_500_token_rewrite_streams_as_many_edits_and_ends_exact(editor, tmp_path):
+    async with Gateway(ANSWER, tmp_path, rate=3000) as gw:
+        await start(editor, gw)
+        text = "import os\n\nOLD_CODE = 1\n\nprint('after 😀')\n"
+        editor.open(URI, text)
+        start_ = text.index("OLD_CODE = 1")
+        rid = await editor.rewrite(URI, start_, start_ + len("OLD_CODE = 1"), mode="replace")
+        outcome = await editor.outcome(rid)
+    assert outcome["outcome"] == "finished", outcome
+    assert editor.text(URI) == "import os\n\n" + ANSWER + "\n\nprint('after 😀')\n"
+    assert outcome["tokens"] >= 400
+    assert outcome["edits_applied"] >= 5  # streamed, not applied at the end
+    assert outcome["edits_applied"] == editor.applied
+    assert outcome["ttft_ms"] >= 0 and outcome["first_token_to_first_edit_ms"] >= 0
+
+
+async def test_user_types_above_and_below_during_the_stream(editor, tmp_path):
+    async with Gateway(ANSWER, tmp_path, rate=400) as gw:
+        await start(editor, gw)
+        text = "top = 0\nTARGET\nbottom = 1\n"
+        editor.open(URI, text)
+        rid = await editor.rewrite(URI, 8, 14, mode="replace")
+        typed = 0
+        while typed < 6:
+            status = editor.statuses[-1] if editor.statuses else {}
+            if editor.applied >= 1 + typed:
+                editor.type(URI, 0, 0, "#")  # above
+                end = len(editor.text(URI)) - 1
+                editor.type(URI, end, end, "😀")  # below, before the final newline
+                typed += 1
+            else:
+                editor.status_event.clear()
+                await asyncio.sleep(0.005)  # ok: polling the client-side document between edits
+            if status.get("request", {}) and status["request"].get("outcome"):
+                break
+        outcome = await editor.outcome(rid)
+    assert outcome["outcome"] == "finished", outcome
+    assert editor.text(URI) == "#" * typed + "top = 0\n" + ANSWER + "\nbottom = 1" + "😀" * typed + "\n"
+
+
+async def test_typing_inside_the_region_stops_with_conflict_and_keeps_the_text(editor, tmp_path):
+    async with Gateway(ANSWER, tmp_path, rate=300) as gw:
+        await start(editor, gw)
+        text = "a = 1\nTARGET\nz = 2\n"
+        editor.open(URI, text)
+        rid = await editor.rewrite(URI, 6, 12, mode="replace")
+        while editor.applied < 2:
+            await asyncio.sleep(0.005)  # ok: waiting for the stream to reach the editor
+        inside = 6 + 3
+        editor.type(URI, inside, inside, "USER")
+        snapshot_applied = editor.applied
+        outcome = await editor.outcome(rid)
+    assert outcome["outcome"] == "conflict"
+    text_after = editor.text(URI)
+    assert "USER" in text_after and text_after.startswith("a = 1\n") and text_after.endswith("\nz = 2\n")
+    assert editor.applied <= snapshot_applied + 1  # at most the batch already in flight
+    assert any("stopped" in m.message for m in editor.client.messages)
+
+
+async def test_interrupt_then_no_more_edits(editor, tmp_path):
+    async with Gateway(ANSWER, tmp_path, rate=200) as gw:
+        await start(editor, gw)
+        editor.open(URI, "x = OLD\ny = 2\n")
+        rid = await editor.rewrite(URI, 4, 7, mode="replace")
+        while editor.applied < 2:
+            await asyncio.sleep(0.005)  # ok: waiting for the stream to reach the editor
+        result = await editor.command("flowedit.interrupt", {"id": rid})
+        applied_at_ack = editor.applied
+        text_at_ack = editor.text(URI)
+        await asyncio.sleep(0.3)  # ok: proving a negative: nothing arrives after the acknowledgement
+    assert result[0]["outcome"] == "interrupted"
+    assert editor.applied == applied_at_ack and editor.text(URI) == text_at_ack
+    assert text_at_ack.endswith("\ny = 2\n") and ANSWER.startswith(text_at_ack[4:-len("\ny = 2\n")])
+
+
+async def test_redirect_then_revert(editor, tmp_path):
+    async with Gateway(ANSWER, tmp_path, rate=300) as gw:
+        await start(editor, gw)
+        editor.open(URI, "keep()\nORIGINAL\ntail()\n")
+        rid = await editor.rewrite(URI, 7, 15, mode="replace")
+        while editor.applied < 2:
+            await asyncio.sleep(0.005)  # ok: waiting for the stream to reach the editor
+        redirected = await editor.command("flowedit.redirect", {"id": rid, "instruction": "shorter please"})
+        assert redirected["redirected"] is True
+        outcome = await editor.outcome(rid)
+        assert outcome["outcome"] == "finished"
+        assert editor.text(URI) == "keep()\n" + ANSWER + "\ntail()\n"  # the new answer replaced the partial one
+        editor.type(URI, 0, 0, "# above\n")
+        reverted = await editor.command("flowedit.revert", {"uri": URI})
+    assert reverted["reverted"] is True, reverted
+    assert editor.text(URI) == "# above\nkeep()\nORIGINAL\ntail()\n"
+
+
+async def test_client_refusing_edits_ends_cleanly_with_a_reason(editor, tmp_path):
+    async with Gateway("new text", tmp_path) as gw:
+        await start(editor, gw)
+        editor.open(URI, "a = OLD\n")
+        editor.refuse = True
+        rid = await editor.rewrite(URI, 4, 7)
+        outcome = await editor.outcome(rid)
+    assert outcome["outcome"] == "failed"
+    assert "refused" in outcome["reason"]
+    assert editor.text(URI) == "a = OLD\n"
+    assert editor.refused >= 3
+
+
+async def test_socket_drop_mid_stream_then_next_rewrite_reconnects(editor, tmp_path):
+    async with Gateway(ANSWER, tmp_path, rate=1000, faults=("drop-after=40,times=1",)) as gw:
+        await start(editor, gw)
+        editor.open(URI, "a = OLD\nb = 2\n")
+        rid = await editor.rewrite(URI, 4, 7, mode="replace")
+        outcome = await editor.outcome(rid)
+        assert outcome["outcome"] == "failed"
+        assert "connection" in outcome["reason"]
+        text = editor.text(URI)
+        assert text.endswith("\nb = 2\n") and ANSWER.startswith(text[4 : -len("\nb = 2\n")])
+        assert any("connection" in m.message for m in editor.client.messages)
+        # the next rewrite opens a new socket by itself and completes
+        rid2 = await editor.rewrite(URI, 0, 1, mode="replace")
+        outcome2 = await editor.outcome(rid2)
+    assert outcome2["outcome"] == "finished", outcome2
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+async def test_astral_characters_in_every_encoding(encoding, tmp_path):
+    ed = Editor(encoding=encoding)
+    try:
+        async with Gateway("😀 new 中文 😀", tmp_path) as gw:
+            await ed.start({"endpoint": gw.url})
+            text = "😀😀 = 'é'; OLD 😀 tail 中文\nnext 😀\n"
+            ed.open(URI, text)
+            s = text.index("OLD")
+            rid = await ed.rewrite(URI, s, s + 3, mode="replace")
+            outcome = await ed.outcome(rid)
+            ed.type(URI, 0, 0, "𝄞")
+            reverted = await ed.command("flowedit.revert", {"uri": URI})
+    finally:
+        await ed.stop()
+    assert outcome["outcome"] == "finished"
+    assert reverted["reverted"]
+    assert ed.text(URI) == "𝄞" + text
+
+
+async def test_diff_mode_on_200_lines_touches_only_changed_lines(editor, tmp_path):
+    lines = [f"value_{i} = compute({i})  # 😀" for i in range(200)]
+    diff = ("@@ -10,3 +10,3 @@\n value_9 = compute(9)  # 😀\n-value_10 = compute(10)  # 😀\n"
+            "+value_10 = compute(10) + 1  # 中\n value_11 = compute(11)  # 😀\n"
+            "@@ -150,2 +150,3 @@\n value_149 = compute(149)  # 😀\n+inserted = True\n value_150 = compute(150)  # 😀\n")
+    async with Gateway(diff, tmp_path, rate=500) as gw:
+        await start(editor, gw)
+        text = "header()\n" + "\n".join(lines) + "\nfooter()\n"
+        editor.open(URI, text)
+        start_ = text.index("value_0")
+        end_ = text.index("footer()")
+        rid = await editor.rewrite(URI, start_, end_, mode="auto")
+        outcome = await editor.outcome(rid)
+    assert outcome["outcome"] == "finished", outcome
+    expected = list(lines)
+    expected[10] = "value_10 = compute(10) + 1  # 中"
+    expected.insert(150, "inserted = True")
+    assert editor.text(URI) == "header()\n" + "\n".join(expected) + "\nfooter()\n"
+    touched = {e.range.start.line for _, e in editor.edit_log} | {e.range.end.line for _, e in editor.edit_log}
+    assert touched <= {11, 12, 151}, touched  # document lines (header is line 0)
+    assert len(editor.edit_log) == 2
+
+
+async def test_excluded_file_is_never_sent(editor, tmp_path):
+    async with Gateway("LEAKED", tmp_path) as gw:
+        await start(editor, gw)
+        uri = "file:///work/.env.production"
+        editor.open(uri, "API_KEY=hunter2\n")
+        with pytest.raises(Exception, match="exclude"):
+            await editor.rewrite(uri, 0, 7)
+        actions = await editor.client.text_document_code_action_async(_code_action_params(uri))
+    assert editor.text(uri) == "API_KEY=hunter2\n"
+    assert not actions
+    assert any("never sent" in m.message for m in editor.client.messages)
+
+
+async def test_code_actions_and_malformed_commands(editor, tmp_path):
+    async with Gateway("x", tmp_path) as gw:
+        await start(editor, gw, rewrite={"presets": [{"title": "Shout", "instruction": "UPPERCASE"}]})
+        editor.open(URI, "a = 1\n")
+        actions = await editor.client.text_document_code_action_async(_code_action_params(URI))
+        with pytest.raises(Exception, match="range"):
+            await editor.command("flowedit.rewrite", {"uri": URI})
+        with pytest.raises(Exception, match="not open"):
+            await editor.command("flowedit.rewrite", {"uri": "file:///nope.py", "range": editor.range_of(URI, 0, 1)})
+        with pytest.raises(Exception, match="no rewrite"):
+            await editor.command("flowedit.redirect", {"id": "rw-999", "instruction": "x"})
+    titles = [a.title for a in actions]
+    assert titles == ["Rewrite selection…", "Shout"]
+    assert all(a.kind == "refactor.rewrite" and a.command.command == "flowedit.rewrite" for a in actions)
+
+
+async def test_invalid_settings_degrade_with_a_message(tmp_path):
+    ed = Editor()
+    try:
+        async with Gateway("fine", tmp_path) as gw:
+            await ed.start({"endpoint": gw.url, "rewrite": {"mode": "sideways"}, "exclude": 3})
+            ed.open(URI, "a = OLD\n")
+            rid = await ed.rewrite(URI, 4, 7)
+            outcome = await ed.outcome(rid)
+    finally:
+        await ed.stop()
+    assert outcome["outcome"] == "finished" and ed.text(URI) == "a = fine\n"
+    assert any("settings" in m.message and "mode" in m.message for m in ed.client.messages)
+
+
+def _code_action_params(uri: str):
+    from lsprotocol import types as lsp
+
+    return lsp.CodeActionParams(text_document=lsp.TextDocumentIdentifier(uri=uri),
+                                range=lsp.Range(start=lsp.Position(line=0, character=0),
+                                                end=lsp.Position(line=0, character=3)),
+                                context=lsp.CodeActionContext(diagnostics=[]))
