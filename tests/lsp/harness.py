@@ -3,6 +3,9 @@ over stdio, driven by pytest-lsp's client acting as an editor that keeps its own
 
 The editor answers `workspace/applyEdit` like VS Code (refuses an edit whose version is not current),
 sends the didChange echo before its answer like pytest-lsp does, and can be told to refuse everything.
+With `behaviour="nvim07"` it imitates Neovim 0.7 instead (PROTOCOL.md §5): versions jump by several
+ticks, a stale versioned edit is silently skipped yet answered `applied: true`, and didChange is
+debounced by 150 ms, merging our edits and the user's typing into one notification.
 Positions are computed with the independent arithmetic of tests/core/sim.py.
 """
 
@@ -63,7 +66,11 @@ class Editor:
     """A pytest-lsp client that behaves like an editor."""
 
     encoding: str = "utf-16"
+    behaviour: str = "vscode"
     inline: bool = False
+    pending: list = field(default_factory=list)
+    flush_handle: Any = None
+    skipped: int = 0
     client: Any = None
     docs: dict[str, ClientDoc] = field(default_factory=dict)
     refuse: bool = False
@@ -73,7 +80,8 @@ class Editor:
     status_event: asyncio.Event = field(default_factory=asyncio.Event)
     edit_log: list[tuple[str, lsp.TextEdit]] = field(default_factory=list)
 
-    async def start(self, settings: dict[str, Any], env: dict[str, str] | None = None) -> None:
+    async def start(self, settings: dict[str, Any], env: dict[str, str] | None = None,
+                    args: tuple[str, ...] = ()) -> None:
         client = make_test_lsp_client()
         self.client = client
         conv = client.protocol._converter
@@ -94,7 +102,7 @@ class Editor:
             self.statuses.append(params if isinstance(params, dict) else _plain(params))
             self.status_event.set()
 
-        await client.start_io(PY, "-m", "flowedit.cli", "lsp", env={**os.environ, **(env or {})})
+        await client.start_io(PY, "-m", "flowedit.cli", "lsp", *args, env={**os.environ, **(env or {})})
         caps = lsp.ClientCapabilities(
             general=lsp.GeneralClientCapabilities(position_encodings=[self.encoding]),
             workspace=lsp.WorkspaceClientCapabilities(apply_edit=True),
@@ -105,6 +113,7 @@ class Editor:
         assert result.capabilities.position_encoding == self.encoding
 
     async def stop(self) -> None:
+        self.flush()
         await self.client.shutdown_session()
 
     # ------------------------------------------------------------------ documents
@@ -126,11 +135,33 @@ class Editor:
         doc = self.docs[uri]
         rng = self.range_of(uri, start, end)
         doc.text = doc.text[:start] + new + doc.text[end:]
-        doc.version += 1
-        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
-            content_changes=[lsp.TextDocumentContentChangePartial(
-                range=lsp.Range(start=lsp.Position(**rng["start"]), end=lsp.Position(**rng["end"])), text=new)]))
+        self._changed(doc, lsp.Range(start=lsp.Position(**rng["start"]), end=lsp.Position(**rng["end"])), new)
+
+    def _changed(self, doc: ClientDoc, rng: lsp.Range, new: str) -> None:
+        """Report a change of the client's document the way the imitated editor does."""
+        change = lsp.TextDocumentContentChangePartial(range=rng, text=new)
+        if self.behaviour != "nvim07":
+            doc.version += 1
+            self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
+                content_changes=[change]))
+            return
+        doc.version += 3  # changedtick moves by more than one per change
+        self.pending.append((doc, change))
+        if self.flush_handle is None:
+            self.flush_handle = asyncio.get_running_loop().call_later(0.15, self.flush)  # Neovim's debounce
+
+    def flush(self) -> None:
+        """Send the debounced changes as one didChange per document (Neovim 0.7)."""
+        if self.flush_handle is not None:
+            self.flush_handle.cancel()
+            self.flush_handle = None
+        pending, self.pending = self.pending, []
+        for uri in dict.fromkeys(d.uri for d, _ in pending):
+            doc = self.docs[uri]
+            self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+                content_changes=[c for d, c in pending if d.uri == uri]))
 
     def _apply(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         if self.refuse:
@@ -139,6 +170,9 @@ class Editor:
         for change in params.edit.document_changes or []:
             doc = self.docs[change.text_document.uri]
             if change.text_document.version is not None and change.text_document.version != doc.version:
+                if self.behaviour == "nvim07" and change.text_document.version < doc.version:
+                    self.skipped += 1  # "Buffer ... newer than edits": skipped, yet reported applied
+                    return lsp.ApplyWorkspaceEditResult(applied=True)
                 self.refused += 1
                 return lsp.ApplyWorkspaceEditResult(applied=False)
             for edit in change.edits:
@@ -147,11 +181,8 @@ class Editor:
                 start = lsp_offset(doc.text, r.start.line, r.start.character, self.encoding)
                 end = lsp_offset(doc.text, r.end.line, r.end.character, self.encoding)
                 doc.text = doc.text[:start] + edit.new_text + doc.text[end:]
-                doc.version += 1
-                # echo before answering, on the same ordered stream (what pytest-lsp and VS Code do)
-                self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-                    text_document=lsp.VersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
-                    content_changes=[lsp.TextDocumentContentChangePartial(range=r, text=edit.new_text)]))
+                # vscode-like: echo before answering, on the same ordered stream; nvim07: debounced
+                self._changed(doc, r, edit.new_text)
                 self.applied += 1
         return lsp.ApplyWorkspaceEditResult(applied=True)
 

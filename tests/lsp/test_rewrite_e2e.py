@@ -239,3 +239,58 @@ def _code_action_params(uri: str):
                                 range=lsp.Range(start=lsp.Position(line=0, character=0),
                                                 end=lsp.Position(line=0, character=3)),
                                 context=lsp.CodeActionContext(diagnostics=[]))
+
+
+async def test_neovim_like_client_debounced_echoes_and_silent_skips(tmp_path):
+    """Neovim 0.7's behaviour, imitated: the user types above the region all through the stream."""
+    ed = Editor(behaviour="nvim07")
+    try:
+        async with Gateway(ANSWER, tmp_path, rate=600) as gw:
+            await ed.start({"endpoint": gw.url})
+            ed.open(URI, "top\nTARGET  # tail 😀\nbottom\n")
+            rid = await ed.rewrite(URI, 4, 10, mode="replace")
+            typed = 0
+            done = asyncio.ensure_future(ed.outcome(rid))
+            while not done.done():
+                ed.type(URI, 0, 0, "中")
+                typed += 1
+                await asyncio.wait({done}, timeout=0.05)  # ok: the user's typing pace
+            outcome = done.result()
+    finally:
+        await ed.stop()
+    assert outcome["outcome"] == "finished", outcome
+    assert ed.text(URI) == "中" * typed + "top\n" + ANSWER + "  # tail 😀\nbottom\n"
+    assert typed >= 5
+    assert ed.skipped >= 1  # the race really happened, and was recovered from
+
+
+async def test_no_endpoint_gives_a_clear_message(tmp_path):
+    ed = Editor()
+    try:
+        await ed.start({}, env={"FLOWEDIT_ENDPOINT": ""})
+        ed.open(URI, "a = OLD\n")
+        rid = await ed.rewrite(URI, 4, 7)
+        outcome = await ed.outcome(rid)
+    finally:
+        await ed.stop()
+    assert outcome["outcome"] == "failed" and "endpoint" in outcome["reason"]
+    assert ed.text(URI) == "a = OLD\n"
+
+
+async def test_api_key_is_never_logged(tmp_path, capfd):
+    secret = "sk-test-DO-NOT-LOG-4242"
+    ed = Editor()
+    try:
+        async with Gateway("done", tmp_path) as gw:
+            await ed.start({"endpoint": gw.url + "?api-key=" + secret}, env={"OPENAI_API_KEY": secret},
+                           args=("--log-level", "DEBUG"))
+            ed.open(URI, "a = OLD\n")
+            rid = await ed.rewrite(URI, 4, 7)
+            outcome = await ed.outcome(rid)
+    finally:
+        await ed.stop()
+    assert outcome["outcome"] == "finished"
+    captured = capfd.readouterr()
+    assert "DEBUG" in captured.err  # the server's log did reach us
+    assert secret not in captured.err and secret not in captured.out
+    assert all(secret not in str(s) for s in ed.statuses)

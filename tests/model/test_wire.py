@@ -30,8 +30,9 @@ def test_interrupt_round_trips_with_default_mode():
 
 @pytest.mark.parametrize("stream_id", ["", "has space", "x" * 257, "é", "a/b"])
 def test_invalid_stream_ids_are_rejected(stream_id):
-    with pytest.raises(wire.WireError, match="stream_id"):
+    with pytest.raises(wire.WireError, match="stream_id") as caught:
         wire.decode_client_event(json.dumps({"type": "response.create", "stream_id": stream_id}))
+    assert caught.value.code == "invalid_stream_id"
 
 
 @given(st.from_regex(r"[A-Za-z0-9_.-]{1,256}", fullmatch=True))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
+
+from flowedit import logs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,9 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # stdout carries the protocol; logs go to stderr, which editors show in their LSP log
-    logging.basicConfig(stream=sys.stderr, level=args.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))  # it logs every message
+    logs.setup(args.log_level)
     from flowedit.lsp.server import build_server
 
     server = build_server({"endpoint": args.endpoint, "model": args.model})
