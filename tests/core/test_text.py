@@ -87,3 +87,23 @@ def test_rebase_keeps_the_region_text_or_reports_overlap(s, length, c1, c2, new)
         assert after[moved.start : moved.end] == text[region.start : region.end]
         # the text before and after the region is the same edit's result, split at the region
         assert after[: moved.start] + text[region.start : region.end] + after[moved.end :] == after
+
+
+@given(st.integers(0, 30), st.integers(0, 30), st.integers(0, 40), st.integers(0, 40), TEXT)
+def test_tracked_region_follows_or_absorbs_a_change(s, length, c1, c2, new):
+    from flowedit.core.region import TrackedRegion
+
+    text = "".join(chr(0x4E00 + i) for i in range(70))
+    tracked = TrackedRegion(Region(s, s + length))
+    change = Change(min(c1, c2), max(c1, c2), new)
+    before_region = tracked.region
+    tracked.on_change(change, text)
+    after = change.apply(text)
+    r = tracked.region
+    assert 0 <= r.start <= r.end <= len(after)
+    if before_region.rebase_through(change) is not None:
+        assert after[r.start : r.end] == text[before_region.start : before_region.end]
+    else:  # absorbed: the region covers the inserted text and what is left of the old region
+        assert r.start <= change.start and change.start + len(new) <= r.end
+        kept_head = text[before_region.start : change.start] if before_region.start < change.start else ""
+        assert after[r.start : r.end].startswith(kept_head)

@@ -294,3 +294,26 @@ async def test_api_key_is_never_logged(tmp_path, capfd):
     assert "DEBUG" in captured.err  # the server's log did reach us
     assert secret not in captured.err and secret not in captured.out
     assert all(secret not in str(s) for s in ed.statuses)
+
+
+async def test_a_new_rewrite_of_the_same_code_replaces_the_running_one(editor, tmp_path):
+    async with Gateway(ANSWER, tmp_path, rate=200) as gw:
+        await start(editor, gw)
+        editor.open(URI, "a = 1\nTARGET\nz = 2\n")
+        first = await editor.rewrite(URI, 6, 12, mode="replace")
+        while editor.applied < 2:
+            await asyncio.sleep(0.005)  # ok: waiting for the stream to reach the editor
+        text = editor.text(URI)
+        end = len(text) - len("\nz = 2\n")
+        second = await editor.rewrite(URI, 6, end, mode="replace")
+        first_outcome = await editor.outcome(first)
+        second_outcome = await editor.outcome(second, timeout=120)
+    assert first_outcome["outcome"] == "interrupted"
+    assert second_outcome["outcome"] == "finished"
+    # the selection was sent while the first answer was still landing: what landed in between is kept,
+    # after the new answer (the edit in flight when the command arrived may still have been applied)
+    final = editor.text(URI)
+    assert final.startswith("a = 1\n" + ANSWER) and final.endswith("\nz = 2\n")
+    selected = text[6:end]
+    landed = final[len("a = 1\n" + ANSWER) : -len("\nz = 2\n")]
+    assert ANSWER.startswith(selected + landed)

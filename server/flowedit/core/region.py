@@ -37,3 +37,23 @@ class Region:
     def contains(self, change: Change) -> bool:
         """True if `change` lies entirely within the region (edges included)."""
         return self.start <= change.start and change.end <= self.end
+
+
+class TrackedRegion:
+    """A region kept up to date while a document changes (observer of `Document`).
+
+    A change that touches the inside is absorbed: the region stretches to cover what replaced it.
+    """
+
+    def __init__(self, region: Region) -> None:
+        self.region = region
+
+    def on_change(self, change: Change, before: str) -> None:
+        moved = self.region.rebase_through(change)
+        if moved is None:
+            r = self.region
+            moved = Region(min(r.start, change.start), max(r.end + change.delta, change.start + len(change.text)))
+        self.region = moved
+
+    def on_version(self, version: int) -> None:
+        """Versions do not move regions."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, rewrite_context
 from flowedit.core.exclude import uri_path
 from flowedit.core.linediff import whole_lines
-from flowedit.core.region import Region
+from flowedit.core.region import Region, TrackedRegion
 from flowedit.core.session import (Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed,
                                    RewriteSession, SessionEvent, State)
 from flowedit.lsp import convert
@@ -86,9 +86,21 @@ class Rewrites:
         self.last_by_uri: dict[str, RewriteRun] = {}
 
     # ------------------------------------------------------------------ commands
-    def start(self, uri: str, region: Region, instruction: str, mode: str) -> RewriteRun:
-        """Begin a rewrite; edits stream in the background."""
+    async def start(self, uri: str, region: Region, instruction: str, mode: str) -> RewriteRun:
+        """Begin a rewrite (after stopping any running one it overlaps); edits stream in the background."""
         doc = self.server.document(uri)
+        overlapping = [o for o in self.runs.values() if o.uri == uri and not o.done.is_set()
+                       and o.session.region.start < region.end and region.start < o.session.region.end]
+        if overlapping:
+            tracked = TrackedRegion(region)  # the batches still in flight may land while we wait
+            doc.observers.append(tracked)
+            try:
+                for other in overlapping:
+                    await self.interrupt(other)
+            finally:
+                doc.observers.remove(tracked)
+            region = tracked.region
+            doc = self.server.document(uri)
         settings = self.server.settings
         lines = doc.line_of(region.end) - doc.line_of(region.start) + 1
         chosen = Mode(mode) if mode != "auto" else (
@@ -102,6 +114,7 @@ class Rewrites:
                          asyncio.get_running_loop().time())
         self.runs[run.id] = run
         self.last_by_uri[uri] = run
+        self._prune()
         self._spawn(run, self._begin_progress(run))  # concurrently: never delay the model request
         self._spawn(run, self._stream(run, run.generation, None))
         return run
@@ -142,6 +155,12 @@ class Rewrites:
         await run.reverted.wait()
         ok = isinstance(run.revert_outcome, Reverted)
         return {"id": run.id, "reverted": ok, "reason": run.revert_outcome.reason if run.revert_outcome else ""}
+
+    def _prune(self, keep: int = 100) -> None:
+        """Forget the oldest finished runs (a long editing day must not grow memory without bound)."""
+        finished = [i for i, r in self.runs.items() if r.done.is_set() and self.last_by_uri.get(r.uri) is not r]
+        for rewrite_id in finished[: max(0, len(self.runs) - keep)]:
+            del self.runs[rewrite_id]
 
     def result(self, run: RewriteRun) -> dict[str, Any]:
         """What a command answers about a run."""

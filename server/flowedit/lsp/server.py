@@ -218,7 +218,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
                 for title, instruction in choices]
 
     @server.command("flowedit.rewrite")
-    def rewrite(ls: FloweditServer, *args: Any) -> dict[str, Any]:
+    async def rewrite(ls: FloweditServer, *args: Any) -> dict[str, Any]:
         a: RewriteArgs = _args(RewriteArgs, args)
         try:
             doc = ls.document(a.uri)
@@ -231,7 +231,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             ls.show_warning(f"FlowEdit: {exc}")
             raise JsonRpcInvalidParams(str(exc)) from None
         instruction = a.instruction or ls.settings.rewrite.default_instruction
-        run = ls.rewrites.start(a.uri, region, instruction, a.mode or ls.settings.rewrite.mode)
+        run = await ls.rewrites.start(a.uri, region, instruction, a.mode or ls.settings.rewrite.mode)
         return {"id": run.id, "mode": run.session.mode.value}
 
     @server.command("flowedit.interrupt")
