@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flowedit.core.session import Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed
-from tests.core.sim import SimEditor, SimServer, settle
+from tests.core.sim import SimEditor, SimServer, deliver_one, settle
 
 BEHAVIOURS = ["pytest-lsp", "vscode", "nvim07"]
 
@@ -250,3 +250,25 @@ def test_revert_refused_by_editor_reports_revert_failed():
     settle(editor, server)
     assert [type(e) for e in events(server)] == [Finished, RevertFailed]
     assert editor.text == "a new b\n"
+
+
+def test_refusals_explained_by_typing_do_not_exhaust_the_retry_budget():
+    """VS Code refuses every edit that crosses the user's keystrokes; a fast typist must not kill the rewrite."""
+    editor, server = make("top\nSEL\n", "SEL", "vscode")
+    for i in range(10):
+        server.session.delta(f"w{i} ")
+        server.pump()
+        editor.user_edit(0, 0, "k")  # a keystroke lands before every edit: refused as stale
+        while server.inbox:
+            editor.receive(*server.inbox.popleft())
+        # the refusal arrives before the keystroke's didChange (VS Code delays its didChange)
+        acks = [m for m in editor.outbox if m[0] == "ack"]
+        rest = [m for m in editor.outbox if m[0] != "ack"]
+        editor.outbox.clear()
+        editor.outbox.extend(acks + rest)
+        while deliver_one(editor, server):
+            pass
+    server.session.finish()
+    settle(editor, server)
+    assert [type(e) for e in events(server)] == [Finished]
+    assert editor.text == "k" * 10 + "top\n" + "".join(f"w{i} " for i in range(10)) + "\n"

@@ -229,6 +229,10 @@ class RewriteSession:
     def on_version(self, version: int) -> None:
         """The document reached `version` (after the changes of one notification)."""
         self._version = version
+        if self._refused is not None and version != self._refused[0] and self._refusals:
+            # the refusal is explained: the user typed while the edit was on its way; that is a race
+            self._refusals = 0
+            self._races += 1
 
     def acknowledge(self, batch_id: int, applied: bool, now: float) -> None:
         """The editor answered the `workspace/applyEdit` of batch `batch_id`."""
