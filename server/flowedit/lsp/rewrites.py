@@ -241,6 +241,9 @@ class Rewrites:
     def pump(self, run: RewriteRun) -> None:
         """Send the next batch if the session has one, then handle what it reported."""
         loop = asyncio.get_running_loop()
+        if run.first_edit_at is None and run.session.batches_applied:
+            # the editor's echo of the first edit has been seen (before or after its answer)
+            run.first_edit_at = loop.time()
         batch = run.session.poll(loop.time())
         if batch is not None:
             enc = self.server.encoding
@@ -265,10 +268,7 @@ class Rewrites:
         except (asyncio.TimeoutError, Exception) as exc:  # noqa: BLE001 - any failure is "not applied"
             log.warning("%s: applyEdit of batch %d failed: %r", run.id, batch_id, exc)
             applied = False
-        before = run.session.batches_applied
         run.session.acknowledge(batch_id, applied, asyncio.get_running_loop().time())
-        if run.first_edit_at is None and run.session.batches_applied > before:
-            run.first_edit_at = asyncio.get_running_loop().time()
         self.pump(run)
 
     def _handle_events(self, run: RewriteRun) -> None:
@@ -280,8 +280,6 @@ class Rewrites:
                     self.server.show_warning(f"FlowEdit could not revert: {event.reason}")
                 continue
             run.outcome = event
-            if run.first_edit_at is None and run.session.batches_applied:
-                run.first_edit_at = asyncio.get_running_loop().time()
             if isinstance(event, (Conflict, Failed)):
                 self._spawn(run, self._stop_lane(run))
                 self.server.show_warning(f"FlowEdit rewrite stopped: {event.reason}")
