@@ -19,6 +19,8 @@ import itertools
 from dataclasses import dataclass, field
 from enum import Enum
 
+from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Reverted, RevertFailed,
+                                  SessionEvent, SessionLimits)
 from flowedit.core.diffstream import Block, DiffFormatError, DiffStream, Hunk
 from flowedit.core.linediff import block_change
 from flowedit.core.region import Region
@@ -32,58 +34,6 @@ class Mode(str, Enum):
 
     REPLACE = "replace"  # the answer is the new text of the selection
     DIFF = "diff"  # the answer is a unified diff of the selection's lines
-
-
-@dataclass(frozen=True, slots=True)
-class EditBatch:
-    """One edit to send to the editor, valid against document `version` exactly."""
-
-    id: int
-    uri: str
-    version: int
-    change: Change
-    revert: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SessionEvent:
-    """Base of what a session reports."""
-
-    reason: str = ""
-
-
-class Conflict(SessionEvent):
-    """The user changed the region being rewritten; the session stopped, the document is as they made it."""
-
-
-class Finished(SessionEvent):
-    """The whole answer is in the document."""
-
-
-class Interrupted(SessionEvent):
-    """Stopped on request; what was applied stays."""
-
-
-class Failed(SessionEvent):
-    """The stream, the editor or the answer failed; what was applied stays."""
-
-
-class Reverted(SessionEvent):
-    """The original text is back."""
-
-
-class RevertFailed(SessionEvent):
-    """A revert that was accepted could not be applied (the editor refused it or the user got there first)."""
-
-
-@dataclass
-class SessionLimits:
-    """Bounds on the editor's misbehaviour before a session gives up."""
-
-    max_refusals: int = 3  # consecutive `applied: false` without a newer version in between
-    max_races: int = 200  # batches overtaken by the user's typing, in total
-    refusal_retry_s: float = 0.25  # resend after a refusal even if no newer version shows up
-    echo_timeout_s: float = 10.0  # an applied edit the editor never reports
 
 
 class State(str, Enum):
@@ -407,3 +357,7 @@ class RewriteSession:
         self.state = State.DONE
         self._pending_stop = None
         self.events.append(event)
+
+
+__all__ = ["Conflict", "EditBatch", "Failed", "Finished", "Interrupted", "Mode", "Reverted", "RevertFailed",
+           "RewriteSession", "SessionEvent", "SessionLimits", "State"]

@@ -1,0 +1,63 @@
+"""What a rewrite session hands out: edit batches, outcome events, and the limits it works within."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flowedit.core.text import Change
+
+
+@dataclass(frozen=True, slots=True)
+class EditBatch:
+    """One edit to send to the editor, valid against document `version` exactly."""
+
+    id: int
+    uri: str
+    version: int
+    change: Change
+    revert: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvent:
+    """Base of what a session reports."""
+
+    reason: str = ""
+
+
+class Conflict(SessionEvent):
+    """The user changed the region being rewritten; the session stopped, the document is as they made it."""
+
+
+class Finished(SessionEvent):
+    """The whole answer is in the document."""
+
+
+class Interrupted(SessionEvent):
+    """Stopped on request; what was applied stays."""
+
+
+class Failed(SessionEvent):
+    """The stream, the editor or the answer failed; what was applied stays."""
+
+
+class Reverted(SessionEvent):
+    """The original text is back."""
+
+
+class RevertFailed(SessionEvent):
+    """A revert that was accepted could not be applied (the editor refused it or the user got there first)."""
+
+
+@dataclass
+class SessionLimits:
+    """Bounds on the editor's misbehaviour before a session gives up."""
+
+    max_refusals: int = 3  # consecutive `applied: false` without a newer version in between
+    max_races: int = 200  # batches overtaken by the user's typing, in total
+    refusal_retry_s: float = 0.25  # resend after a refusal even if no newer version shows up
+    echo_timeout_s: float = 10.0  # an applied edit the editor never reports
+
+
+__all__ = ["Conflict", "EditBatch", "Failed", "Finished", "Interrupted", "Reverted", "RevertFailed",
+           "SessionEvent", "SessionLimits"]
