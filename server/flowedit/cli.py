@@ -25,7 +25,28 @@ def build_parser() -> argparse.ArgumentParser:
         demo = None
     if demo is not None:
         demo.add_arguments(sub.add_parser("demo", help="run the whole path in this terminal"))
+    bench = sub.add_parser("bench", help="benchmarks (source checkout: bench/*.py); e.g. flowedit bench rewrite")
+    bench.add_argument("name", nargs="?", default="rewrite", help="which benchmark: bench/NAME_bench.py")
+    bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="passed on, e.g. --reps 3")
+    bench.set_defaults(run=_run_bench)
     return parser
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    import asyncio
+    import importlib.util
+    import inspect
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "bench" / f"{args.name}_bench.py"
+    if not script.is_file():
+        print(f"flowedit bench needs a source checkout with {script.name} in bench/", file=sys.stderr)
+        return 2
+    spec = importlib.util.spec_from_file_location(f"flowedit_bench_{args.name}", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.main(args.bench_args)
+    return int((asyncio.run(result) if inspect.iscoroutine(result) else result) or 0)
 
 
 def main(argv: list[str] | None = None) -> int:
