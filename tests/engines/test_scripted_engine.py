@@ -162,3 +162,9 @@ async def test_stall_never_finishes_until_cancelled() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_form_feeds_separate_answers_served_in_turn() -> None:
+    engine = ScriptedEngine("first answer\fsecond", rate=0)
+    got = ["".join(await _collect(engine)) for _ in range(3)]
+    assert got == ["first answer", "second", "first answer"]

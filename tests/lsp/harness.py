@@ -107,6 +107,8 @@ class Editor:
             general=lsp.GeneralClientCapabilities(position_encodings=[self.encoding]),
             workspace=lsp.WorkspaceClientCapabilities(apply_edit=True),
             window=lsp.WindowClientCapabilities(work_done_progress=True),
+            text_document=lsp.TextDocumentClientCapabilities(
+                inline_completion=lsp.InlineCompletionClientCapabilities() if self.inline else None),
         )
         result = await client.initialize_session(lsp.InitializeParams(
             capabilities=caps, initialization_options=settings, root_uri="file:///work"))
@@ -185,6 +187,30 @@ class Editor:
                 self._changed(doc, r, edit.new_text)
                 self.applied += 1
         return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    # ------------------------------------------------------------------ completions
+    def position(self, uri: str, offset: int) -> lsp.Position:
+        line, character = lsp_position(self.docs[uri].text, offset, self.encoding)
+        return lsp.Position(line=line, character=character)
+
+    def inline_params(self, uri: str, offset: int, invoked: bool = False) -> lsp.InlineCompletionParams:
+        kind = lsp.InlineCompletionTriggerKind.Invoked if invoked else lsp.InlineCompletionTriggerKind.Automatic
+        return lsp.InlineCompletionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), position=self.position(uri, offset),
+            context=lsp.InlineCompletionContext(trigger_kind=kind))
+
+    async def ghost(self, uri: str, offset: int, invoked: bool = False) -> list[lsp.InlineCompletionItem]:
+        """Ask for ghost text at `offset`."""
+        result = await self.client.text_document_inline_completion_async(self.inline_params(uri, offset, invoked))
+        items = result.items if isinstance(result, lsp.InlineCompletionList) else (result or [])
+        return list(items)
+
+    def counters(self) -> dict[str, int]:
+        """The completion counters of the latest `flowedit/status`."""
+        for status in reversed(self.statuses):
+            if status.get("completion"):
+                return status["completion"]
+        return {}
 
     # ------------------------------------------------------------------ commands
     async def command(self, name: str, arg: dict[str, Any]) -> Any:

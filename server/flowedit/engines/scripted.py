@@ -6,7 +6,9 @@ at `rate` tokens per second. It can misbehave on purpose (`Fault`): drop the con
 lane with an `error` event, or stall forever, after N tokens.
 
 Test hook: a request whose `metadata` has a `scripted_text` entry is answered with that text instead
-(OpenAI caps metadata values at 512 characters; the stand-in does not).
+(OpenAI caps metadata values at 512 characters; the stand-in does not). A text holding form feeds
+(`\f`) is a list of answers: successive requests get the parts in turn, so a test can tell a fresh
+answer from a stale one.
 """
 
 from __future__ import annotations
@@ -98,6 +100,8 @@ class ScriptedEngine:
         self._clock = clock
         self._sleep = sleep
         self._fired: dict[Fault, int] = {}
+        self._answers = text.split("\f")
+        self._served = 0
 
     def describe(self) -> str:
         """One line saying this is a stand-in, what it replays and how."""
@@ -111,7 +115,12 @@ class ScriptedEngine:
     async def stream(self, request: wire.ResponseCreate) -> AsyncIterator[str]:
         """Yield the scripted text token by token, on schedule, firing the first fault that is due."""
         metadata = request.metadata or {}
-        tokens = tokenize(metadata.get("scripted_text", self.text))
+        if "scripted_text" in metadata:
+            text = metadata["scripted_text"]
+        else:
+            text = self._answers[self._served % len(self._answers)]
+            self._served += 1
+        tokens = tokenize(text)
         armed = [f for f in self.faults if f.after <= len(tokens) and (f.times is None or self._fired.get(f, 0) < f.times)]
         fault = min(armed, key=lambda f: f.after, default=None)
         if fault is not None:

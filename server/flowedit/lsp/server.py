@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from lsprotocol import types as lsp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -16,9 +15,12 @@ from flowedit.core.exclude import excluded_by
 from flowedit.core.region import Region
 from flowedit.core.text import Document, PositionError
 from flowedit.lsp import convert
+from flowedit.lsp.inline import InlineCompleter
 from flowedit.lsp.rewrites import NoEndpoint, RewriteRefused, Rewrites, RewriteRun
 from flowedit.lsp.settings import Settings, from_environment, parse_settings
+from flowedit.lsp import completion
 from flowedit.model.link import ModelLink
+from flowedit.model.transport import redact
 
 log = logging.getLogger(__name__)
 STATUS = "flowedit/status"
@@ -79,17 +81,6 @@ def _args(model: type[BaseModel], args: tuple[Any, ...]) -> Any:
         raise JsonRpcInvalidParams(f"{where}: {first['msg']}") from None
 
 
-def redact(url: str | None) -> str | None:
-    """An endpoint URL without credentials or query string, fit for logs and the status bar."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
 class FloweditServer(LanguageServer):
     """flowedit's language server state: documents, settings, model links, rewrites."""
 
@@ -99,6 +90,7 @@ class FloweditServer(LanguageServer):
         self.base_settings = from_environment(cli_settings)
         self.settings, _ = parse_settings({}, self.base_settings)
         self.rewrites = Rewrites(self)
+        self.completer = InlineCompleter(self)
         self._links: dict[str, ModelLink] = {}
         self.link_state = "idle"
 
@@ -148,10 +140,11 @@ class FloweditServer(LanguageServer):
         log.warning("%s", message)
         self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
 
-    def send_status(self, request: dict[str, Any] | None = None) -> None:
-        """`flowedit/status`: connection state, model, and the figures of the last request."""
+    def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None) -> None:
+        """`flowedit/status`: connection state, model, the figures of the last request, completion counters."""
         self.protocol.notify(STATUS, {"state": self.link_state, "model": self.settings.model,
-                                      "endpoint": redact(self.settings.endpoint), "request": request})
+                                      "endpoint": redact(self.settings.endpoint) if self.settings.endpoint else None, "request": request,
+                                      "completion": completion or self.completer.counters.as_dict()})
 
     def apply_settings(self, raw: Any) -> None:
         self.settings, problems = parse_settings(raw, self.base_settings)
@@ -196,6 +189,9 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         except (PositionError, ValueError) as exc:
             log.error("bad didChange for %s: %s", doc.uri, exc)
         ls.rewrites.document_changed(doc.uri)
+        last = params.content_changes[-1] if params.content_changes else None
+        if isinstance(last, lsp.TextDocumentContentChangePartial):
+            ls.completer.document_edited(doc.uri, doc.offset_at(convert.position(last.range.start), enc))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: FloweditServer, params: lsp.DidCloseTextDocumentParams) -> None:
@@ -265,6 +261,9 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: FloweditServer, params: None) -> None:
+        await ls.completer.close()
         await ls.close_links()
+
+    completion.register(server)
 
     return server

@@ -40,6 +40,21 @@ class RewriteSettings(BaseModel):
     max_output_tokens: int | None = Field(default=None, ge=1)
 
 
+class InlineSettings(BaseModel):
+    """Inline completions while typing."""
+
+    model_config = ConfigDict(extra="ignore")
+    enabled: bool = True
+    model: str | None = None  # default: the top-level `model`
+    prefix_tokens: int = Field(default=1500, ge=0, le=100_000)
+    suffix_tokens: int = Field(default=500, ge=0, le=100_000)
+    snippets: int = Field(default=3, ge=0, le=20)  # from recently edited open documents
+    max_tokens: int = Field(default=128, ge=1, le=4096)
+    debounce_min_ms: float = Field(default=30, ge=0)
+    debounce_max_ms: float = Field(default=350, ge=0)
+    fallback_wait_ms: float = Field(default=1500, ge=0)  # textDocument/completion answers within this
+
+
 class Settings(BaseModel):
     """Everything a user can configure (initializationOptions or workspace/didChangeConfiguration)."""
 
@@ -50,6 +65,7 @@ class Settings(BaseModel):
     multiplex: Literal["auto", "on", "off"] = "auto"
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
+    inline: InlineSettings = Field(default_factory=InlineSettings)
 
     def api_key(self) -> str | None:
         """The bearer token from the environment (never stored in settings, never logged)."""

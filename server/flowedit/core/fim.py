@@ -1,0 +1,76 @@
+"""Fill-in-the-middle context for inline completions, from the in-memory documents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flowedit.core.context import CHARS_PER_TOKEN
+from flowedit.core.shape import Cursor, detect_indent_unit
+from flowedit.core.text import Document
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A few lines around the last edit of another open document."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class FimContext:
+    """Everything a completion request carries to the model."""
+
+    path: str
+    language_id: str
+    prefix: str
+    suffix: str
+    snippets: tuple[Snippet, ...] = ()
+
+    def prompt(self) -> str:
+        """A plain-text prompt for engines that do not take structured prefix/suffix."""
+        parts = [f"# File: {self.path} ({self.language_id or 'text'})"]
+        for snip in self.snippets:
+            parts.append(f"# Recently edited, {snip.path}:\n{snip.text}")
+        parts.append("<prefix>" + self.prefix + "</prefix><suffix>" + self.suffix + "</suffix>")
+        return "\n\n".join(parts)
+
+    def extension(self, max_tokens: int) -> dict[str, object]:
+        """The `flowedit` extension field of `response.create` for engines that understand FIM."""
+        return {"task": "complete", "prefix": self.prefix, "suffix": self.suffix, "path": self.path,
+                "language_id": self.language_id, "max_tokens": max_tokens,
+                "snippets": [{"path": s.path, "text": s.text} for s in self.snippets]}
+
+
+FIM_INSTRUCTIONS = (
+    "You complete code at the cursor, which sits between <prefix> and <suffix>. Answer with the text to "
+    "insert only: no explanation, no code fences, nothing that the suffix already has."
+)
+
+
+def fim_context(doc: Document, offset: int, path: str, prefix_tokens: int = 1500, suffix_tokens: int = 500,
+                snippets: tuple[Snippet, ...] = ()) -> FimContext:
+    """Prefix and suffix windows around `offset`, cut at line starts within the token budgets."""
+    lo = max(0, offset - prefix_tokens * CHARS_PER_TOKEN)
+    if lo > 0:
+        lo = doc.line_start(doc.line_of(lo) + 1) if doc.line_of(lo) < doc.line_of(offset) else lo
+    hi = min(len(doc.text), offset + suffix_tokens * CHARS_PER_TOKEN)
+    if hi < len(doc.text) and doc.line_of(hi) > doc.line_of(offset):
+        hi = doc.line_start(doc.line_of(hi))
+    return FimContext(path, doc.language_id, doc.text[lo:offset], doc.text[offset:hi], snippets)
+
+
+def cursor_at(doc: Document, offset: int, lookahead: int = 3) -> Cursor:
+    """The shape rules' view of the cursor: its line split in two, the next lines, the indent step."""
+    line = doc.line_of(offset)
+    start, end = doc.line_start(line), doc.line_end(line)
+    nxt = tuple(doc.line_text(i) for i in range(line + 1, min(line + 1 + lookahead, doc.line_count)))
+    sample = [doc.line_text(i) for i in range(max(0, line - 200), min(doc.line_count, line + 200))]
+    return Cursor(doc.text[start:offset], doc.text[offset:end], nxt, detect_indent_unit(sample))
+
+
+def snippet_around(doc: Document, offset: int, path: str, lines: int = 8) -> Snippet:
+    """The lines around `offset` in `doc`."""
+    line = doc.line_of(min(offset, len(doc.text)))
+    first, last = max(0, line - lines // 2), min(doc.line_count - 1, line + lines // 2)
+    return Snippet(path, doc.text[doc.line_start(first) : doc.line_end(last)])

@@ -1,0 +1,151 @@
+"""Stop and shape rules for inline completions: what to ask for, and what to keep of the model's answer.
+
+The rules answer the usual complaints about AI completion (ANCHORS.md): suggestions in the middle of a
+word, duplicated closing brackets, a repeat of the line below, endless repeated lines, multi-line
+suggestions where one line was wanted, and the wrong indentation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_CLOSERS = set(")]}>\"'`;:,.")
+_BLOCK_OPENERS = (":", "{", "(", "[", "=>", "->", " do", " then")
+_INDENT = re.compile(r"^[ \t]*")
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """What the shape rules need to know about where the cursor is."""
+
+    line_prefix: str  # text of the cursor's line before the cursor
+    line_suffix: str  # text of the cursor's line after the cursor (no line terminator)
+    next_lines: tuple[str, ...] = ()  # the following lines of the document (a few)
+    indent_unit: str = "    "  # the file's indentation step: "\t" or n spaces
+
+
+def wants_completion(cursor: Cursor, invoked: bool) -> bool:
+    """No automatic completion in the middle of a word; only closing punctuation may follow the cursor."""
+    if invoked:
+        return True
+    rest = cursor.line_suffix.strip()
+    return all(c in _CLOSERS for c in rest)
+
+
+def multiline_wanted(cursor: Cursor) -> bool:
+    """Multi-line at the end of a line that opens a block, or on an empty line; otherwise one line."""
+    if cursor.line_suffix.strip() and not all(c in _CLOSERS for c in cursor.line_suffix.strip()):
+        return False
+    head = cursor.line_prefix.rstrip()
+    if not head.strip():
+        return True
+    return head.endswith(_BLOCK_OPENERS) and not cursor.line_suffix.strip()
+
+
+def indent_width(line: str, unit: str) -> int:
+    """Indentation of `line` in columns (a tab counts as one unit's width)."""
+    width = len(unit) if unit != "\t" else 4
+    return sum(width if c == "\t" else 1 for c in _INDENT.match(line).group(0))
+
+
+def detect_indent_unit(lines: list[str], default: str = "    ") -> str:
+    """The file's indentation step: tab if tab-indented lines dominate, else the commonest space step."""
+    tabs = sum(1 for line in lines if line.startswith("\t"))
+    widths = [len(_INDENT.match(line).group(0)) for line in lines if line.startswith(" ") and line.strip()]
+    if tabs > len(widths):
+        return "\t"
+    steps: dict[int, int] = {}
+    previous = 0
+    for w in widths:
+        step = abs(w - previous)
+        if step in (2, 4, 8):
+            steps[step] = steps.get(step, 0) + 1
+        previous = w
+    if not steps:
+        return default
+    return " " * max(steps, key=lambda k: (steps[k], -k))
+
+
+def _columns(lead: str) -> int:
+    return sum(4 if c == "\t" else 1 for c in lead)
+
+
+def reindent(text: str, unit: str) -> str:
+    """Rewrite the leading indentation of continuation lines in the file's unit (tabs ↔ spaces, 2 ↔ 4)."""
+    lines = text.split("\n")
+    model_unit = detect_indent_unit(lines[1:], default=unit)
+    if model_unit == unit:
+        return text
+    step = 4 if model_unit == "\t" else len(model_unit)
+    out = [lines[0]]
+    for line in lines[1:]:
+        lead = _INDENT.match(line).group(0)
+        levels, extra = divmod(_columns(lead), step)
+        out.append(unit * levels + " " * extra + line[len(lead):])
+    return "\n".join(out)
+
+
+def shape(raw: str, cursor: Cursor) -> str:
+    """Cut and clean a model answer so that inserting it at the cursor gives sensible code ('' = nothing)."""
+    return _shape(raw, cursor)[0]
+
+
+def complete_enough(raw: str, cursor: Cursor) -> bool:
+    """True once more streamed text cannot change the shaped result (the model can be stopped)."""
+    return _shape(raw, cursor)[1]
+
+
+def _shape(raw: str, cursor: Cursor) -> tuple[str, bool]:
+    """(shaped text, whether a stop rule fired on text that can no longer change)."""
+    text = raw.replace("\r\n", "\n")
+    if not multiline_wanted(cursor):
+        first, newline, _ = text.partition("\n")
+        shaped = _strip_suffix_overlap(first, cursor.line_suffix).rstrip() if first.strip() else ""
+        return shaped, bool(newline)
+    if not text.strip():
+        return "", False
+    text = reindent(text, cursor.indent_unit)
+    lines = text.split("\n")
+    complete = len(lines) - 1  # the last piece has no newline yet: it may still grow
+    first = lines[0]
+    base = indent_width(cursor.line_prefix if cursor.line_prefix.strip() else cursor.line_prefix + first,
+                        cursor.indent_unit)
+    opens_block = bool(cursor.line_prefix.strip()) and cursor.line_prefix.rstrip().endswith(_BLOCK_OPENERS)
+    following = [line for line in cursor.next_lines if line.strip()]
+    below = following[0].strip() if following else None
+    kept = [first]
+    stopped = False
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip():
+            width = indent_width(line, cursor.indent_unit)
+            ends_block = width < base or (opens_block and width <= base)
+            if ends_block or (below is not None and line.strip() == below) or _repeats(kept, line):
+                # the block is over / the model re-types the line below / it loops
+                stopped = index < complete or ends_block
+                break
+        kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    result = "\n".join(kept)
+    if len(kept) == 1:
+        result = _strip_suffix_overlap(result, cursor.line_suffix)
+    return (result if result.strip() else ""), stopped
+
+
+def _repeats(kept: list[str], line: str) -> bool:
+    """True if `line` would be the third identical non-blank line in a row."""
+    recent = [k for k in kept if k.strip()][-2:]
+    return len(recent) == 2 and all(k.strip() == line.strip() for k in recent)
+
+
+def _strip_suffix_overlap(text: str, line_suffix: str) -> str:
+    """Drop the end of `text` that the text after the cursor already has (auto-closed brackets, quotes)."""
+    rest = line_suffix.strip()
+    if not rest:
+        return text
+    trimmed = text.rstrip()
+    for k in range(min(len(rest), len(trimmed)), 0, -1):
+        if trimmed.endswith(rest[:k]) and all(c in _CLOSERS for c in rest[:k]):
+            return trimmed[: len(trimmed) - k]
+    return text

@@ -1,0 +1,274 @@
+"""`InlineCompleter`: inline completions with cancel-previous, in-flight reuse, a type-through cache,
+partial accept and an adaptive debounce — server-side, so every editor benefits."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flowedit.core.cache import CompletionCache, Suggestion
+from flowedit.core.debounce import AdaptiveDebounce
+from flowedit.core.exclude import excluded_by, uri_path
+from flowedit.core.fim import FIM_INSTRUCTIONS, cursor_at, fim_context, snippet_around
+from flowedit.core.shape import Cursor, complete_enough, shape, wants_completion
+from flowedit.core.text import Document
+from flowedit.model import wire
+from flowedit.model.errors import ModelFailure
+
+if TYPE_CHECKING:
+    from flowedit.lsp.server import FloweditServer
+    from flowedit.model.lane import Lane
+
+log = logging.getLogger(__name__)
+_ids = itertools.count(1)
+ANCHOR = 200  # characters around the cursor that must be unchanged for a running answer to be reused
+
+
+@dataclass
+class Counters:
+    """What the benchmark and the tests read (also in `flowedit/status`)."""
+
+    requests: int = 0
+    model_calls: int = 0
+    cache_hits: int = 0
+    reuse_hits: int = 0
+    cancellations: int = 0
+    interrupted_streams: int = 0
+    empty: int = 0
+    shown: int = 0
+    accepted: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(vars(self))
+
+
+@dataclass
+class ModelStream:
+    """One model call for one cursor context, shared by every request that can reuse it."""
+
+    uri: str
+    offset: int
+    before: str  # text just before the cursor when it started
+    after: str  # text just after it
+    cursor: Cursor
+    prefix: str
+    suffix: str
+    started: float
+    raw: str = ""
+    done: bool = False
+    failed: str | None = None
+    lane: Lane | None = None
+    first_token_at: float | None = None
+    tokens: int = 0
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task | None = None
+
+    def typed_since(self, doc: Document, offset: int) -> str | None:
+        """What the user typed at the cursor since this stream started, or None if the context moved."""
+        if offset < self.offset or doc.text[max(0, self.offset - ANCHOR) : self.offset] != self.before:
+            return None
+        if doc.text[offset : offset + ANCHOR] != self.after:
+            return None
+        return doc.text[self.offset : offset]
+
+
+class InlineCompleter:
+    """Serves completions for one language server."""
+
+    def __init__(self, server: FloweditServer) -> None:  # noqa: D107
+        self.server = server
+        self.cache = CompletionCache()
+        self.counters = Counters()
+        self.streams: dict[str, ModelStream] = {}
+        self.latest: dict[str, asyncio.Future] = {}  # per document: resolved when a newer request arrives
+        self.debounce: dict[str, AdaptiveDebounce] = {}
+        self.shown: dict[int, Suggestion] = {}
+        self.recent: dict[str, int] = {}  # uri -> offset of its last edit, most recent last
+
+    # ------------------------------------------------------------------ requests
+    async def complete(self, uri: str, offset: int, invoked: bool) -> tuple[Suggestion, str] | None:
+        """The suggestion to show at `offset` (and the text still to insert), or None."""
+        loop = asyncio.get_running_loop()
+        self.counters.requests += 1
+        superseded = loop.create_future()
+        previous = self.latest.get(uri)
+        if previous is not None and not previous.done():
+            previous.set_result(True)
+            self.counters.cancellations += 1
+        self.latest[uri] = superseded
+        inline = self.server.settings.inline
+        self.debounce.setdefault(uri, AdaptiveDebounce(inline.debounce_min_ms / 1000, inline.debounce_max_ms / 1000)
+                                 ).keystroke(loop.time())
+        try:
+            return await self._complete(uri, offset, invoked, superseded)
+        except asyncio.CancelledError:  # $/cancelRequest
+            self.counters.cancellations += 1
+            if self.latest.get(uri) is superseded:
+                self._stop_stream(uri)
+            raise
+        finally:
+            self.server.send_status(completion=self.counters.as_dict())
+
+    async def _complete(self, uri: str, offset: int, invoked: bool, superseded: asyncio.Future):
+        doc = self.server.docs.get(uri)
+        if doc is None or excluded_by(uri, self.server.settings.exclude):
+            return self._empty()
+        cursor = cursor_at(doc, offset)
+        if not wants_completion(cursor, invoked):
+            return self._empty()
+        settings = self.server.settings.inline
+        ctx = fim_context(doc, offset, uri_path(uri), settings.prefix_tokens, settings.suffix_tokens,
+                          self._snippets(uri))
+        hit = self.cache.get(uri, ctx.prefix, ctx.suffix)
+        if hit is not None and hit[1]:
+            self.counters.cache_hits += 1
+            return hit
+        stream = self.streams.get(uri)
+        if stream is not None:
+            typed = stream.typed_since(doc, offset)
+            if typed is not None and not stream.failed:
+                answer = await self._await_answer(stream, typed, superseded)
+                if answer is _SUPERSEDED:
+                    return None
+                if answer is not None:
+                    self.counters.reuse_hits += 1
+                    return self._remember(stream, typed, answer)
+            self._stop_stream(uri)  # diverged or moved: never answer from a stale stream
+        delay = self.debounce[uri].delay(invoked)
+        if delay > 0:
+            done, _ = await asyncio.wait({superseded}, timeout=delay)
+            if done:
+                return None
+        stream = self._start_stream(uri, doc, offset, cursor, ctx)
+        answer = await self._await_answer(stream, "", superseded)
+        if answer is _SUPERSEDED or answer is None:
+            return None if answer is _SUPERSEDED else self._empty()
+        return self._remember(stream, "", answer)
+
+    def _empty(self) -> None:
+        self.counters.empty += 1
+        return None
+
+    def _remember(self, stream: ModelStream, typed: str, shaped: str) -> tuple[Suggestion, str] | None:
+        suggestion = Suggestion(next(_ids), stream.uri, stream.prefix[-1000:], stream.suffix[:1000], shaped)
+        self.cache.put(suggestion, accepted=len(typed))
+        rest = shaped[len(typed):]
+        if not rest:
+            return self._empty()
+        self.shown[suggestion.id] = suggestion
+        while len(self.shown) > 200:
+            self.shown.pop(next(iter(self.shown)))
+        return suggestion, rest
+
+    def partially_accepted(self, suggestion_id: int, accepted_chars: int) -> None:
+        """The user accepted the first `accepted_chars` of a shown suggestion: serve the rest from cache."""
+        suggestion = self.shown.get(suggestion_id)
+        if suggestion is not None:
+            self.cache.put(suggestion, accepted=min(accepted_chars, len(suggestion.text)))
+
+    def document_edited(self, uri: str, offset: int) -> None:
+        """Remember where documents were edited last (snippets for other files' completions)."""
+        self.recent.pop(uri, None)
+        self.recent[uri] = offset
+        while len(self.recent) > 10:
+            self.recent.pop(next(iter(self.recent)))
+
+    def _snippets(self, uri: str):
+        out = []
+        for other, offset in reversed(list(self.recent.items())):
+            doc = self.server.docs.get(other)
+            if other == uri or doc is None or excluded_by(other, self.server.settings.exclude):
+                continue
+            out.append(snippet_around(doc, offset, uri_path(other)))
+            if len(out) == self.server.settings.inline.snippets:
+                break
+        return tuple(out)
+
+    # ------------------------------------------------------------------ the model side
+    def _start_stream(self, uri: str, doc: Document, offset: int, cursor: Cursor, ctx) -> ModelStream:
+        loop = asyncio.get_running_loop()
+        stream = ModelStream(uri, offset, doc.text[max(0, offset - ANCHOR) : offset],
+                             doc.text[offset : offset + ANCHOR], cursor, ctx.prefix, ctx.suffix, loop.time())
+        self.streams[uri] = stream
+        self.counters.model_calls += 1
+        stream.task = asyncio.ensure_future(self._run(stream, ctx))
+        return stream
+
+    async def _run(self, stream: ModelStream, ctx) -> None:
+        settings = self.server.settings
+        create = wire.ResponseCreate(model=settings.inline.model or settings.model, input=ctx.prompt(),
+                                     instructions=FIM_INSTRUCTIONS, max_output_tokens=settings.inline.max_tokens,
+                                     flowedit=ctx.extension(settings.inline.max_tokens))
+        try:
+            stream.lane = lane = await self.server.link().request(create)
+            async for event in lane:
+                if isinstance(event, wire.OutputTextDelta) and event.delta:
+                    now = asyncio.get_running_loop().time()
+                    stream.first_token_at = stream.first_token_at or now
+                    stream.tokens += 1
+                    stream.raw += event.delta
+                    stream.changed.set()
+                    if complete_enough(stream.raw, stream.cursor):
+                        await lane.interrupt()  # the rest would be cut anyway: stop paying for it
+                        break
+        except (ModelFailure, RuntimeError) as exc:
+            stream.failed = str(exc)
+            log.info("completion stream failed: %s", exc)
+        except Exception as exc:  # a bug of ours must end this stream, not the server
+            log.exception("completion stream crashed")
+            stream.failed = repr(exc)
+        finally:
+            stream.done = True
+            stream.changed.set()
+            self.server.send_status(request=self._figures(stream))
+
+    async def _await_answer(self, stream: ModelStream, typed: str, superseded: asyncio.Future):
+        """The shaped answer once it is final and agrees with what the user typed; None if it diverged."""
+        while True:
+            shaped = shape(stream.raw, stream.cursor)
+            agrees = shaped.startswith(typed) or typed.startswith(shaped) and not stream.done
+            if not agrees and (stream.raw or stream.done):
+                return None
+            if stream.done or complete_enough(stream.raw, stream.cursor):
+                return shaped if shaped.startswith(typed) and not stream.failed else None
+            stream.changed.clear()
+            waiter = asyncio.ensure_future(stream.changed.wait())
+            done, _ = await asyncio.wait({waiter, superseded}, return_when=asyncio.FIRST_COMPLETED)
+            if superseded in done:
+                waiter.cancel()
+                return _SUPERSEDED
+
+    def _stop_stream(self, uri: str) -> None:
+        stream = self.streams.pop(uri, None)
+        if stream is None or stream.done:
+            return
+        self.counters.interrupted_streams += 1
+        stream.done = True
+        stream.changed.set()
+        if stream.task is not None:
+            stream.task.cancel()
+        if stream.lane is not None and not stream.lane.done:
+            asyncio.ensure_future(_quiet_interrupt(stream.lane))
+
+    def _figures(self, stream: ModelStream) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "complete", "tokens": stream.tokens}
+        if stream.first_token_at is not None:
+            out["ttft_ms"] = round((stream.first_token_at - stream.started) * 1000, 1)
+        return out
+
+    async def close(self) -> None:
+        for uri in list(self.streams):
+            self._stop_stream(uri)
+
+
+_SUPERSEDED = object()
+
+
+async def _quiet_interrupt(lane: Lane) -> None:
+    try:
+        await lane.interrupt()
+    except ModelFailure as exc:  # the socket may be gone already; the lane is dead either way
+        log.info("interrupting a completion lane: %s", exc)

@@ -1,0 +1,184 @@
+"""Inline completions end to end: editor (pytest-lsp) ⇄ flowedit lsp ⇄ one WebSocket ⇄ scripted stand-in."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lsprotocol import types as lsp
+
+from tests.lsp.harness import Editor, Gateway
+
+URI = "file:///work/calc.py"
+LINE = "compute_the_answer(alpha, beta, gamma_1)"  # 40 characters
+assert len(LINE) == 40
+
+
+async def _editor(gw: Gateway, inline: bool = True, encoding: str = "utf-16", **settings) -> Editor:
+    ed = Editor(encoding=encoding, inline=inline)
+    await ed.start({"endpoint": gw.url, **settings})
+    return ed
+
+
+async def test_typing_a_40_char_line_along_the_suggestion_costs_one_model_call(tmp_path):
+    async with Gateway(LINE + "\nnext_line()\n", tmp_path, rate=2000) as gw:
+        ed = await _editor(gw)
+        try:
+            text = "import os\n\nresult = \n\nprint(result)  # after\n"
+            ed.open(URI, text)
+            cursor = text.index("result = ") + len("result = ")
+            answers = []
+            for i in range(len(LINE) + 1):
+                items = await ed.ghost(URI, cursor + i)
+                answers.append(items[0].insert_text if items else None)
+                if i < len(LINE):
+                    ed.type(URI, cursor + i, cursor + i, LINE[i])
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert answers[0] == LINE
+    assert answers[: len(LINE)] == [LINE[i:] for i in range(len(LINE))]  # every keystroke: the exact rest
+    assert counters["requests"] == len(LINE) + 1
+    assert counters["model_calls"] <= 2, counters
+    assert counters["cache_hits"] + counters["reuse_hits"] >= len(LINE) - 1, counters
+    assert ed.text(URI).startswith("import os\n\nresult = " + LINE + "\n")
+
+
+async def test_diverging_keystroke_interrupts_the_old_lane_and_never_returns_a_stale_answer(tmp_path):
+    answers = "compute_alpha(1)\n\fzebra_beta(2)\n"
+    async with Gateway(answers, tmp_path, rate=20, first_token_ms=150) as gw:
+        ed = await _editor(gw)
+        try:
+            text = "result = \nprint(result)\n"
+            ed.open(URI, text)
+            cursor = len("result = ")
+            first = asyncio.ensure_future(ed.ghost(URI, cursor))
+            await asyncio.sleep(0.2)  # ok: the user's pause while the first answer streams
+            ed.type(URI, cursor, cursor, "z")  # diverges from "compute_alpha(1)"
+            second = await ed.ghost(URI, cursor + 1)
+            first_items = await first
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert first_items == []  # superseded by the newer request: no stale ghost text
+    assert [i.insert_text for i in second] == ["zebra_beta(2)"]  # the fresh answer, nothing of the old one
+    assert counters["model_calls"] == 2 and counters["interrupted_streams"] >= 1, counters
+
+
+async def test_cancel_request_interrupts_the_model_lane(tmp_path):
+    async with Gateway("slow_answer_here(1, 2, 3)\n", tmp_path, rate=10, first_token_ms=100) as gw:
+        ed = await _editor(gw)
+        try:
+            ed.open(URI, "value = \n")
+            params = ed.inline_params(URI, len("value = "), invoked=True)
+            request = asyncio.ensure_future(ed.client.protocol.send_request_async(
+                lsp.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id="inline-1"))
+            while not any(s["state"] == "connected" for s in ed.statuses):  # the model call is under way
+                ed.status_event.clear()
+                await asyncio.wait_for(ed.status_event.wait(), 10)
+            ed.client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="inline-1"))
+            with pytest.raises(Exception):
+                await request
+            ed.open("file:///work/other.py", "x = 1\n")  # a round trip so that the counters are current
+            await ed.ghost("file:///work/other.py", 0, invoked=True)
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert counters["cancellations"] >= 1 and counters["interrupted_streams"] >= 1, counters
+
+
+async def test_partial_accept_then_request_serves_the_rest_from_cache(tmp_path):
+    long_line = "build_request(url='https://example.com/😀/path', timeout=30, retries=5, backoff=0.25, verify=True)"
+    async with Gateway(long_line + "\n", tmp_path, rate=3000) as gw:
+        ed = await _editor(gw)
+        try:
+            text = "req = \nsend(req)\n"
+            ed.open(URI, text)
+            cursor = len("req = ")
+            items = await ed.ghost(URI, cursor, invoked=True)
+            assert items[0].insert_text == long_line
+            accepted = long_line[:80]  # past the 64-character type-ahead of the cache
+            units = len(accepted.encode("utf-16-le")) // 2  # VS Code counts UTF-16 units
+            ed.client.protocol.notify("textDocument/didPartiallyAcceptCompletion",
+                                      {"item": ed.client.protocol._converter.unstructure(items[0]),
+                                       "acceptedLength": units})
+            ed.type(URI, cursor, cursor, accepted)
+            before = ed.counters()["model_calls"]
+            rest = await ed.ghost(URI, cursor + len(accepted))
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert [i.insert_text for i in rest] == [long_line[80:]]
+    assert counters["model_calls"] == before == 1, counters
+
+
+async def test_client_without_inline_capability_gets_the_completion_fallback(tmp_path):
+    async with Gateway("total_count + 1)\n", tmp_path) as gw:
+        ed = await _editor(gw, inline=False)
+        try:
+            ed.open(URI, "print(tot)\n")
+            cursor = len("print(tot")
+            result = await ed.client.text_document_completion_async(lsp.CompletionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=URI), position=ed.position(URI, cursor)))
+        finally:
+            await ed.stop()
+        inline_ed = await _editor(gw, inline=True)
+        try:
+            inline_ed.open(URI, "print(tot)\n")
+            none = await inline_ed.client.text_document_completion_async(lsp.CompletionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=URI), position=inline_ed.position(URI, cursor)))
+        finally:
+            await inline_ed.stop()
+    assert result.is_incomplete and len(result.items) == 1
+    item = result.items[0]
+    # the edit covers the word already typed so that word-based clients (Neovim) insert it right;
+    # the duplicated closing bracket of the answer is dropped
+    assert item.text_edit.new_text == "tottotal_count + 1"
+    assert (item.text_edit.range.start.character, item.text_edit.range.end.character) == (6, 9)
+    assert item.label == "tottotal_count + 1"
+    assert none is None
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+async def test_emoji_before_the_cursor(encoding, tmp_path):
+    async with Gateway(" + suffix_😀\n", tmp_path) as gw:
+        ed = await _editor(gw, encoding=encoding)
+        try:
+            text = "label = '😀中😀' \n"
+            ed.open(URI, text)
+            cursor = text.index(" \n")
+            items = await ed.ghost(URI, cursor, invoked=True)
+        finally:
+            await ed.stop()
+    assert [i.insert_text for i in items] == [" + suffix_😀"]
+    expected = ed.position(URI, cursor)
+    assert items[0].range.start == expected == items[0].range.end
+    assert expected.character == (len("label = '😀中😀'".encode("utf-8")) if encoding == "utf-8" else 15)
+
+
+async def test_excluded_file_gets_nothing_and_costs_no_model_call(tmp_path):
+    async with Gateway("SECRET_VALUE\n", tmp_path) as gw:
+        ed = await _editor(gw)
+        try:
+            uri = "file:///work/config/secrets.py"
+            ed.open(uri, "token = \n")
+            items = await ed.ghost(uri, len("token = "), invoked=True)
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert items == []
+    assert counters["model_calls"] == 0 and counters["requests"] == 1
+
+
+async def test_no_completion_in_the_middle_of_a_word_unless_invoked(tmp_path):
+    async with Gateway("xyz\n", tmp_path) as gw:
+        ed = await _editor(gw)
+        try:
+            ed.open(URI, "value = abcdef\n")
+            automatic = await ed.ghost(URI, len("value = abc"))
+            invoked = await ed.ghost(URI, len("value = abc"), invoked=True)
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert automatic == [] and [i.insert_text for i in invoked] == ["xyz"]
+    assert counters["model_calls"] == 1
