@@ -66,7 +66,7 @@ def cursor_at(doc: Document, offset: int, lookahead: int = 3) -> Cursor:
     start, end = doc.line_start(line), doc.line_end(line)
     nxt = tuple(doc.line_text(i) for i in range(line + 1, min(line + 1 + lookahead, doc.line_count)))
     sample = [doc.line_text(i) for i in range(max(0, line - 200), min(doc.line_count, line + 200))]
-    return Cursor(doc.text[start:offset], doc.text[offset:end], nxt, detect_indent_unit(sample))
+    return Cursor(doc.text[start:offset], doc.text[offset:end], nxt, detect_indent_unit(sample, default=None))
 
 
 def snippet_around(doc: Document, offset: int, path: str, lines: int = 8) -> Snippet:

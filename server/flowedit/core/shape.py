@@ -22,7 +22,7 @@ class Cursor:
     line_prefix: str  # text of the cursor's line before the cursor
     line_suffix: str  # text of the cursor's line after the cursor (no line terminator)
     next_lines: tuple[str, ...] = ()  # the following lines of the document (a few)
-    indent_unit: str = "    "  # the file's indentation step: "\t" or n spaces
+    indent_unit: str | None = None  # the file's indentation step ("\t" or n spaces); None: unknown
 
 
 def wants_completion(cursor: Cursor, invoked: bool) -> bool:
@@ -43,13 +43,13 @@ def multiline_wanted(cursor: Cursor) -> bool:
     return head.endswith(_BLOCK_OPENERS) and not cursor.line_suffix.strip()
 
 
-def indent_width(line: str, unit: str) -> int:
+def indent_width(line: str, unit: str | None) -> int:
     """Indentation of `line` in columns (a tab counts as one unit's width)."""
-    width = len(unit) if unit != "\t" else 4
+    width = len(unit) if unit and unit != "\t" else 4
     return sum(width if c == "\t" else 1 for c in _INDENT.match(line).group(0))
 
 
-def detect_indent_unit(lines: list[str], default: str = "    ") -> str:
+def detect_indent_unit(lines: list[str], default: str | None = "    ") -> str | None:
     """The file's indentation step: tab if tab-indented lines dominate, else the commonest space step."""
     tabs = sum(1 for line in lines if line.startswith("\t"))
     widths = [len(_INDENT.match(line).group(0)) for line in lines if line.startswith(" ") and line.strip()]
@@ -105,7 +105,8 @@ def _shape(raw: str, cursor: Cursor) -> tuple[str, bool]:
         return shaped, bool(newline)
     if not text.strip():
         return "", False
-    text = reindent(text, cursor.indent_unit)
+    if cursor.indent_unit is not None:  # with no indented line in the file, keep the model's style
+        text = reindent(text, cursor.indent_unit)
     lines = text.split("\n")
     complete = len(lines) - 1  # the last piece has no newline yet: it may still grow
     first = lines[0]
@@ -113,14 +114,14 @@ def _shape(raw: str, cursor: Cursor) -> tuple[str, bool]:
                         cursor.indent_unit)
     opens_block = bool(cursor.line_prefix.strip()) and cursor.line_prefix.rstrip().endswith(_BLOCK_OPENERS)
     following = [line for line in cursor.next_lines if line.strip()]
-    below = following[0].strip() if following else None
+    below = following[0].rstrip() if following else None
     kept = [first]
     stopped = False
     for index, line in enumerate(lines[1:], start=1):
         if line.strip():
             width = indent_width(line, cursor.indent_unit)
             ends_block = width < base or (opens_block and width <= base)
-            if ends_block or (below is not None and line.strip() == below) or _repeats(kept, line):
+            if ends_block or (below is not None and line.rstrip() == below) or _repeats(kept, line):
                 # the block is over / the model re-types the line below / it loops
                 stopped = index < complete or ends_block
                 break

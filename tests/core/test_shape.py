@@ -1,0 +1,139 @@
+"""Stop and shape rules on real snippets (Python, TypeScript, Go), the type-through cache, the debounce."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flowedit.core.cache import CompletionCache, Suggestion
+from flowedit.core.debounce import AdaptiveDebounce
+from flowedit.core.fim import cursor_at, fim_context
+from flowedit.core.shape import complete_enough, detect_indent_unit, multiline_wanted, shape, wants_completion
+from flowedit.core.text import Document
+
+
+def at(source: str):
+    """A cursor at the `|` of `source`."""
+    offset = source.index("|")
+    doc = Document("file:///x", source.replace("|", "", 1))
+    return doc, offset, cursor_at(doc, offset)
+
+
+CASES = [
+    # (name, source with | at the cursor, raw model answer, expected shaped text)
+    ("py: auto-closed bracket after the cursor is not duplicated",
+     "total = sum(|)\n", "values)\nprint(total)", "values"),
+    ("py: end of a line that opens a block → the block body only",
+     "def area(r):|\n\nprint(area(2))\n", "\n    pi = 3.14159\n    return pi * r * r\n\nprint(area(2))\n",
+     "\n    pi = 3.14159\n    return pi * r * r"),
+    ("py: cursor mid-line → one line",
+     "x = compute(|) + 1\n", "alpha, beta\ny = 2", "alpha, beta"),
+    ("py: the model re-types the line below → cut",
+     "if ready:|\n    launch()\n", "\n    prepare()\n    launch()\n", "\n    prepare()"),
+    ("py: repetitive lines are dropped",
+     "def f():|\n", "\n    pass\n    pass\n    pass\n    pass\n", "\n    pass\n    pass"),
+    ("py: tabs file gets tabs whatever the model used",
+     "def f():\n\tif x:\n\t\ty = 1\ndef g():|\n", "\n    return 2\n", "\n\treturn 2"),
+    ("ts: brace block, closing brace belongs to the code below",
+     "function add(a: number, b: number) {|\n}\n", "\n  return a + b;\n}\n", "\n  return a + b;"),
+    ("ts: string quote already closed after the cursor",
+     "const name = '|';\n", "world';", "world"),
+    ("ts: two-space indentation normalised from four",
+     "if (ok) {\n  run();\n}\nfor (const x of xs) {|\n}\n", "\n    use(x);\n    log(x);\n}\n",
+     "\n  use(x);\n  log(x);"),
+    ("go: tabs and brace block",
+     "func main() {\n\tfmt.Println(\"hi\")\n}\nfunc sum(xs []int) int {|\n}\n",
+     "\n    total := 0\n    for _, x := range xs {\n        total += x\n    }\n    return total\n}\n",
+     "\n\ttotal := 0\n\tfor _, x := range xs {\n\t\ttotal += x\n\t}\n\treturn total"),
+    ("go: call arguments with the closing paren after the cursor",
+     "\tfmt.Printf(|)\n", "\"%d\\n\", total)\n", "\"%d\\n\", total"),
+    ("empty or whitespace answer → nothing",
+     "x = |\n", "   \n  ", ""),
+]
+
+
+@pytest.mark.parametrize(("name", "source", "raw", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_shape_rules(name, source, raw, expected):
+    _, _, cursor = at(source)
+    assert shape(raw, cursor) == expected
+
+
+@pytest.mark.parametrize(("source", "automatic"), [
+    ("value = abc|def\n", False),  # mid-token: no automatic completion
+    ("value = |\n", True),
+    ("call(|)\n", True),  # only closers after the cursor
+    ("s = '|'\n", True),
+    ("items[|] = x\n", False),
+])
+def test_no_automatic_completion_mid_token(source, automatic):
+    _, _, cursor = at(source)
+    assert wants_completion(cursor, invoked=False) is automatic
+    assert wants_completion(cursor, invoked=True)
+
+
+@pytest.mark.parametrize(("source", "multi"), [
+    ("def f():|\n", True), ("    |\n", True), ("x = 1|\n", False), ("if (a) {|\n", True), ("f(|)\n", False),
+])
+def test_single_or_multi_line_by_context(source, multi):
+    assert multiline_wanted(at(source)[2]) is multi
+
+
+def test_complete_enough_lets_the_model_be_stopped_early():
+    _, _, one_line = at("x = |\n")
+    assert not complete_enough("compute(", one_line) and complete_enough("compute()\nmore", one_line)
+    _, _, block = at("def f():|\nz = 1\n")
+    assert not complete_enough("\n    a = 1\n    b", block)
+    assert complete_enough("\n    a = 1\nz = 1\n", block)
+
+
+def test_indent_unit_detection():
+    assert detect_indent_unit(["def f():", "\tx", "\t\ty"]) == "\t"
+    assert detect_indent_unit(["a {", "  b {", "    c", "  }"]) == "  "
+    assert detect_indent_unit(["x = 1"]) == "    "
+
+
+def test_fim_context_windows_cut_at_line_starts():
+    text = "".join(f"line {i}\n" for i in range(1000))
+    doc = Document("file:///x.py", text, 1, "python")
+    offset = text.index("line 500")
+    ctx = fim_context(doc, offset, "x.py", prefix_tokens=10, suffix_tokens=5)
+    assert ctx.prefix.endswith("line 499\n") and (ctx.prefix.startswith("line ") and len(ctx.prefix) <= 40)
+    assert ctx.suffix.startswith("line 500") and len(ctx.suffix) <= 20
+    assert "<prefix>" in ctx.prompt() and ctx.extension(64)["task"] == "complete"
+
+
+@given(st.text(min_size=1, max_size=120), st.text(max_size=50), st.text(max_size=50), st.data())
+def test_cache_answers_the_rest_while_typing_along(text, prefix, suffix, data):
+    cache = CompletionCache(typeahead=64)
+    cache.put(Suggestion(1, "u", prefix, suffix, text))
+    k = data.draw(st.integers(0, len(text) - 1))
+    hit = cache.get("u", prefix + text[:k], suffix)
+    if k < 64:
+        assert hit is not None and hit[1] == text[k:]
+    other = data.draw(st.text(min_size=1, max_size=3))
+    if not text.startswith(other):
+        assert cache.get("u", prefix + other, suffix) is None or text[: len(other)] == other
+
+
+def test_partial_accept_extends_the_cache_past_the_typeahead():
+    text = "x" * 100 + "TAIL"
+    cache = CompletionCache(typeahead=64)
+    s = Suggestion(1, "u", "p", "", text)
+    cache.put(s)
+    assert cache.get("u", "p" + text[:90], "") is None
+    cache.put(s, accepted=90)
+    assert cache.get("u", "p" + text[:90], "")[1] == text[90:]
+
+
+def test_adaptive_debounce_follows_typing_speed_and_never_delays_invoke():
+    d = AdaptiveDebounce(min_s=0.03, max_s=0.35, factor=1.5)
+    assert d.delay() == 0.03
+    for i in range(6):
+        d.keystroke(i * 0.1)
+    assert d.delay() == pytest.approx(0.15)
+    assert d.delay(invoked=True) == 0
+    slow = AdaptiveDebounce(min_s=0.03, max_s=0.35)
+    for i in range(6):
+        slow.keystroke(i * 1.0)
+    assert slow.delay() == 0.35
