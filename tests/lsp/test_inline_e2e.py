@@ -182,3 +182,24 @@ async def test_no_completion_in_the_middle_of_a_word_unless_invoked(tmp_path):
             await ed.stop()
     assert automatic == [] and [i.insert_text for i in invoked] == ["xyz"]
     assert counters["model_calls"] == 1
+
+
+async def test_typing_along_a_still_streaming_answer_reuses_it(tmp_path):
+    async with Gateway("compute_alpha(1)\n", tmp_path, rate=15, first_token_ms=100) as gw:
+        ed = await _editor(gw)
+        try:
+            ed.open(URI, "result = \nprint(result)\n")
+            cursor = len("result = ")
+            first = asyncio.ensure_future(ed.ghost(URI, cursor, invoked=True))
+            while not any(s["state"] == "connected" for s in ed.statuses):  # the answer is on its way
+                ed.status_event.clear()
+                await asyncio.wait_for(ed.status_event.wait(), 10)
+            ed.type(URI, cursor, cursor, "co")  # what the answer will start with
+            second = await ed.ghost(URI, cursor + 2)
+            superseded = await first
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert superseded == []
+    assert [i.insert_text for i in second] == ["mpute_alpha(1)"]
+    assert counters["model_calls"] == 1 and counters["reuse_hits"] == 1, counters
