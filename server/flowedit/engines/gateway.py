@@ -17,6 +17,8 @@ frame earns an `error` event and the connection stays open: the gateway never di
 from __future__ import annotations
 
 import asyncio
+import hmac
+import ipaddress
 import contextlib
 import json
 import logging
@@ -52,9 +54,10 @@ class Gateway:
     `async with Gateway(engine) as gateway:` (127.0.0.1, a free port); then `gateway.port`/`gateway.url`.
     """
 
-    def __init__(self, engine: Engine, *, max_age: float = 3600.0) -> None:
+    def __init__(self, engine: Engine, *, max_age: float = 3600.0, token: str | None = None) -> None:
         self.engine = engine
         self.max_age = max_age
+        self.token = token  # when set, every upgrade must carry `Authorization: Bearer <token>`
         self._server: Server | None = None
         self._host = "127.0.0.1"
 
@@ -62,9 +65,12 @@ class Gateway:
         """Start listening (port 0 = any free port) and return the websockets server."""
         if self._server is not None:
             raise RuntimeError("this gateway is already serving")
+        if self.token is None and not _loopback(host):
+            raise GatewayRefused(f"refusing to serve on {host} without a token: anyone on the network could "
+                                 "use it (set one with --token-env NAME)")
         self._host = host
         self._server = await serve(
-            self._handle, host, port, process_request=_check_path, max_size=MAX_FRAME_BYTES
+            self._handle, host, port, process_request=self._check_request, max_size=MAX_FRAME_BYTES
         )
         return self._server
 
@@ -98,12 +104,26 @@ class Gateway:
     async def _handle(self, ws: ServerConnection) -> None:
         await _Connection(ws, self.engine).serve(self.max_age)
 
+    def _check_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Refuse the upgrade: 404 on any path but /v1/responses, 401 without the token (if one is set)."""
+        if request.path.partition("?")[0] != PATH:
+            return connection.respond(HTTPStatus.NOT_FOUND, f"flowedit gateway: the WebSocket endpoint is {PATH}\n")
+        if self.token is not None:
+            given = request.headers.get("Authorization", "")
+            if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+                return connection.respond(HTTPStatus.UNAUTHORIZED, "flowedit gateway: a valid bearer token is required\n")
+        return None
 
-def _check_path(connection: ServerConnection, request: Request) -> Response | None:
-    """Refuse the upgrade (404) on any path but /v1/responses."""
-    if request.path.partition("?")[0] != PATH:
-        return connection.respond(HTTPStatus.NOT_FOUND, f"flowedit gateway: the WebSocket endpoint is {PATH}\n")
-    return None
+
+class GatewayRefused(RuntimeError):
+    """The gateway will not start as configured (e.g. off loopback without a token)."""
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 class _Dropped(Exception):

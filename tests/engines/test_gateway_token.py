@@ -1,0 +1,39 @@
+"""The gateway's bearer token: required off loopback, checked on every upgrade."""
+
+from __future__ import annotations
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+from flowedit.engines.gateway import Gateway, GatewayRefused
+from flowedit.engines.scripted import ScriptedEngine
+from flowedit.model import wire
+
+
+async def _answer(url: str, headers: dict[str, str]) -> str:
+    async with connect(url, additional_headers=headers) as ws:
+        await ws.send(wire.encode(wire.ResponseCreate(model="m", input="x")))
+        text = ""
+        async for frame in ws:
+            event = wire.decode_server_event(frame)
+            if isinstance(event, wire.OutputTextDelta):
+                text += event.delta
+            if getattr(event, "type", "") == "response.completed":
+                return text
+    return text
+
+
+async def test_upgrade_without_the_right_token_is_refused():
+    async with Gateway(ScriptedEngine("hello", rate=0), token="s3cret-token") as gw:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-token"}):
+            with pytest.raises(InvalidStatus) as info:
+                await _answer(gw.url, headers)
+            assert info.value.response.status_code == 401
+        assert await _answer(gw.url, {"Authorization": "Bearer s3cret-token"}) == "hello"
+
+
+async def test_off_loopback_without_a_token_refuses_to_start():
+    gw = Gateway(ScriptedEngine("x"))
+    with pytest.raises(GatewayRefused, match="token"):
+        await gw.serve("0.0.0.0", 0)
