@@ -1,0 +1,105 @@
+"""Helpers shared by the headless-Neovim tests: find nvim (or skip), run a Lua driver against `flowedit lsp`,
+and format what went wrong.
+
+Without `nvim` on PATH a test is skipped, unless FLOWEDIT_REQUIRE_EDITORS=1 (CI), where it fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+NVIM_TIMEOUT_S = 60
+
+
+def nvim_or_skip() -> str:
+    """The `nvim` executable; skips the test when there is none (fails under FLOWEDIT_REQUIRE_EDITORS=1)."""
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        if os.environ.get("FLOWEDIT_REQUIRE_EDITORS") == "1":
+            pytest.fail("nvim is not installed but FLOWEDIT_REQUIRE_EDITORS=1")
+        pytest.skip("nvim is not installed (set FLOWEDIT_REQUIRE_EDITORS=1 to make this a failure)")
+    return nvim
+
+
+def read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else f"<{path.name} missing>"
+
+
+def server_log(path: Path, last: int = 200) -> str:
+    """The server's log without the websockets frame dump (one line per token), last lines only."""
+    lines = [line for line in read(path).splitlines() if " websockets." not in line]
+    return f"({path})\n" + "\n".join(lines[-last:])
+
+
+@dataclass
+class NvimRun:
+    """One finished headless Neovim run and the files its driver wrote."""
+
+    returncode: int | None
+    timed_out: bool
+    stdout: str
+    stderr: str
+    out: Path  # the buffer lines
+    summary_file: Path  # the driver's JSON summary
+    server_log: Path  # `flowedit lsp --log-level DEBUG` stderr
+
+    @property
+    def ok(self) -> bool:
+        return not self.timed_out and self.returncode == 0
+
+    def summary(self) -> dict:
+        return json.loads(self.summary_file.read_text(encoding="utf-8"))
+
+    def diagnostics(self) -> str:
+        return (f"\n--- nvim exit code {self.returncode}{' (killed after timeout)' if self.timed_out else ''}"
+                f"\n--- nvim stdout:\n{self.stdout}"
+                f"\n--- nvim stderr (driver log):\n{self.stderr}"
+                f"\n--- summary:\n{read(self.summary_file)}"
+                f"\n--- buffer:\n{read(self.out)}"
+                f"\n--- server log {server_log(self.server_log)}")
+
+
+async def run_nvim(nvim: str, driver: Path, tmp_path: Path, endpoint: str, file_name: str, file_text: str,
+                   env_extra: dict[str, str], timeout: float = NVIM_TIMEOUT_S) -> NvimRun:
+    """Write `file_text` to tmp_path/work/`file_name` and edit it with `nvim --headless --clean -u driver`.
+
+    The driver gets the server command (FLOWEDIT_NVIM_SERVER_CMD: `flowedit lsp --endpoint <endpoint>`),
+    FLOWEDIT_NVIM_SERVER_LOG, FLOWEDIT_NVIM_OUT, FLOWEDIT_NVIM_SUMMARY and `env_extra`; the user's
+    configuration and FLOWEDIT_/OPENAI_ variables are kept out.
+    """
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / file_name).write_text(file_text, encoding="utf-8")
+    out, summary_file, log = tmp_path / "out.py", tmp_path / "summary.json", tmp_path / "server.log"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("FLOWEDIT_", "OPENAI_", "NVIM", "MYVIMRC", "VIMINIT"))}
+    env.update({
+        **{f"XDG_{d.upper()}_HOME": str(tmp_path / "xdg" / d) for d in ("config", "data", "state", "cache")},
+        "FLOWEDIT_NVIM_SERVER_CMD": json.dumps([sys.executable, "-m", "flowedit.cli", "lsp",
+                                                "--endpoint", endpoint, "--model", "scripted",
+                                                "--log-level", "DEBUG"]),
+        "FLOWEDIT_NVIM_SERVER_LOG": str(log),
+        "FLOWEDIT_NVIM_OUT": str(out),
+        "FLOWEDIT_NVIM_SUMMARY": str(summary_file),
+        **env_extra,
+    })
+    proc = await asyncio.create_subprocess_exec(
+        nvim, "--headless", "--clean", "-u", str(driver), file_name, cwd=work, env=env,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    timed_out = False
+    try:
+        stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout)
+    except asyncio.TimeoutError:
+        timed_out = True
+        proc.kill()
+        stdout, stderr = await proc.communicate()
+    return NvimRun(proc.returncode, timed_out, stdout.decode(errors="replace"), stderr.decode(errors="replace"),
+                   out, summary_file, log)

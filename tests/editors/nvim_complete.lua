@@ -1,0 +1,218 @@
+-- Headless Neovim driver for tests/editors/test_neovim_completion.py: a real Neovim inserts the
+-- `textDocument/completion` fallback item of `flowedit lsp` through its own UI path
+-- (omnifunc = vim.lsp.omnifunc, <C-x><C-o> in insert mode, accept from the popup).
+--
+-- Usage: nvim --headless --clean -u tests/editors/nvim_complete.lua file.py
+-- Env (set by the test):
+--   FLOWEDIT_NVIM_SERVER_CMD   JSON list: the language server command (python -m flowedit.cli lsp --endpoint ...)
+--   FLOWEDIT_NVIM_SERVER_LOG   file for the server's stderr (optional)
+--   FLOWEDIT_NVIM_AFTER        the cursor goes right after the first occurrence of this text (insert mode)
+--   FLOWEDIT_NVIM_COMPLETEOPT  'completeopt' to use (optional; Neovim's default otherwise)
+--   FLOWEDIT_NVIM_OUT          where to write the final buffer lines
+--   FLOWEDIT_NVIM_SUMMARY      where to write the JSON summary
+-- Exit: 0 = the driver got through (the test judges the outcome), 1 = the driver itself failed.
+-- Written for Neovim 0.7 (Debian); the API calls used also exist on 0.11.
+--
+-- Keys given to nvim_feedkeys are only processed once Lua returns to the main loop, so every step after
+-- a feedkeys continues in a deferred callback.
+
+-- ftplugin/python.vim would probe the python3 provider (~1.4 s); skip it.
+vim.g.loaded_python3_provider = 0
+vim.o.showmode = false -- no "-- INSERT --" on stdout
+
+local t_start = vim.loop.hrtime()
+local function ms() return (vim.loop.hrtime() - t_start) / 1e6 end
+local function say(fmt, ...)
+  io.stderr:write(string.format('[%8.1f ms] ' .. fmt .. '\n', ms(), ...))
+end
+
+local NEW = vim.fn.has('nvim-0.11') == 1 -- client:method() style API
+local get_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
+
+local function env(name, default)
+  local v = os.getenv(name)
+  if v == nil or v == '' then return default end
+  return v
+end
+
+local function keys(s) return vim.api.nvim_replace_termcodes(s, true, false, true) end
+local function feed(s) vim.api.nvim_feedkeys(keys(s), 'nt', false) end
+
+local summary = { nvim = tostring(vim.version().major) .. '.' .. tostring(vim.version().minor) .. '.'
+  .. tostring(vim.version().patch), errors = {}, steps = {} }
+local statuses = {}
+local finished = false
+
+local function step(name, extra)
+  local e = { name = name, ms = math.floor(ms() + 0.5), mode = vim.api.nvim_get_mode().mode,
+    line = vim.api.nvim_get_current_line(), cursor = vim.api.nvim_win_get_cursor(0) }
+  for k, v in pairs(extra or {}) do e[k] = v end
+  table.insert(summary.steps, e)
+  say('%s: mode=%s line=%q %s', name, e.mode, e.line, extra and vim.inspect(extra, { newline = ' ', indent = '' }) or '')
+end
+
+local function latest_counters()
+  for i = #statuses, 1, -1 do
+    local c = type(statuses[i]) == 'table' and statuses[i].completion or nil
+    if type(c) == 'table' then return c end
+  end
+end
+
+local function finish()
+  if finished then return end
+  finished = true
+  local bufnr = vim.api.nvim_get_current_buf()
+  summary.total_ms = ms()
+  summary.counters = latest_counters()
+  summary.statuses = #statuses
+  vim.fn.writefile(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), env('FLOWEDIT_NVIM_OUT', 'out.py'))
+  vim.fn.writefile({ vim.fn.json_encode(summary) }, env('FLOWEDIT_NVIM_SUMMARY', 'summary.json'))
+  for _, c in pairs(get_clients()) do
+    if NEW then c:stop() else c.stop() end
+  end
+  vim.wait(3000, function() return #get_clients() == 0 end, 20)
+  say('done in %.1f ms, %d error(s)', ms(), #summary.errors)
+  if #summary.errors == 0 then vim.cmd('qall!') else vim.cmd('cquit 1') end
+end
+
+local function fail(what)
+  say('ERROR %s', what)
+  table.insert(summary.errors, what)
+  finish()
+end
+
+-- run `fn` later on the main loop; any error ends the run
+local function later(delay, fn)
+  vim.defer_fn(function()
+    local ok, err = pcall(fn)
+    if not ok then fail(tostring(err)) end
+  end, delay)
+end
+
+-- poll `cond` every 10 ms until it holds (then `fn`) or `timeout` ms passed (then fail with `what`)
+local function when(cond, timeout, what, fn)
+  local deadline = ms() + timeout
+  local function poll()
+    if cond() then return fn() end
+    if ms() > deadline then return fail('timed out waiting for ' .. what) end
+    later(10, poll)
+  end
+  later(0, poll)
+end
+
+local function complete_info()
+  return vim.fn.complete_info({ 'mode', 'pum_visible', 'items', 'selected' })
+end
+
+local function plain_items(info)
+  local out = {}
+  for _, it in ipairs(info.items or {}) do table.insert(out, { word = it.word, abbr = it.abbr }) end
+  return out
+end
+
+local function main()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local cmd = vim.fn.json_decode((assert(os.getenv('FLOWEDIT_NVIM_SERVER_CMD'), 'FLOWEDIT_NVIM_SERVER_CMD unset')))
+  local server_log = env('FLOWEDIT_NVIM_SERVER_LOG', nil)
+  if server_log then -- keep the server's stderr (its log) in a file of its own
+    cmd = vim.list_extend({ '/bin/sh', '-c', 'exec "$@" 2>>"$FLOWEDIT_NVIM_SERVER_LOG"', 'sh' }, cmd)
+  end
+  local after = assert(os.getenv('FLOWEDIT_NVIM_AFTER'), 'FLOWEDIT_NVIM_AFTER unset')
+  local completeopt = env('FLOWEDIT_NVIM_COMPLETEOPT', nil)
+  if completeopt then vim.o.completeopt = completeopt end
+  summary.completeopt = vim.o.completeopt
+
+  -- What Neovim sends and receives for textDocument/completion (vim.lsp.omnifunc calls
+  -- vim.lsp.buf_request through the module table, so wrapping it here sees its traffic).
+  summary.requests = {}
+  local orig_buf_request = vim.lsp.buf_request
+  vim.lsp.buf_request = function(b, method, params, handler, ...)
+    if method ~= 'textDocument/completion' then return orig_buf_request(b, method, params, handler, ...) end
+    local rec = { sent_ms = math.floor(ms() + 0.5), params = params }
+    table.insert(summary.requests, rec)
+    say('-> textDocument/completion %s', vim.fn.json_encode(params))
+    return orig_buf_request(b, method, params, function(err, result, ctx, config)
+      rec.answered_ms, rec.err, rec.result = math.floor(ms() + 0.5), err, result
+      say('<- textDocument/completion (%d ms) err=%s result=%s', rec.answered_ms - rec.sent_ms,
+        vim.inspect(err), vim.fn.json_encode(result == nil and vim.NIL or result))
+      if handler then return handler(err, result, ctx, config) end
+    end, ...)
+  end
+
+  local completed = {}
+  vim.api.nvim_create_autocmd('CompleteDone', { callback = function()
+    -- (it also fires, with an empty item, when the omnifunc returns -2 to wait for the server)
+    local item = vim.v.completed_item or {}
+    if item.word ~= nil then table.insert(completed, { word = item.word, abbr = item.abbr }) end
+  end })
+  summary.completed = completed
+
+  local config = {
+    name = 'flowedit',
+    cmd = cmd,
+    root_dir = vim.fn.getcwd(),
+    handlers = {
+      ['flowedit/status'] = function(err, params, ctx) table.insert(statuses, params) end,
+    },
+    on_exit = function(code, signal) say('server exited code=%s signal=%s', code, signal) end,
+  }
+  local client_id
+  if vim.lsp.start then -- 0.8+: starts and attaches to the current buffer
+    client_id = vim.lsp.start(config, { bufnr = bufnr })
+  else -- 0.7
+    client_id = vim.lsp.start_client(config)
+    vim.lsp.buf_attach_client(bufnr, client_id)
+  end
+  if not client_id then return fail('client did not start') end
+  local inited = vim.wait(15000, function()
+    local c = vim.lsp.get_client_by_id(client_id); return c ~= nil and c.initialized
+  end, 10)
+  if not inited then return fail('client not initialized within 15 s') end
+  local client = vim.lsp.get_client_by_id(client_id)
+  summary.offset_encoding = client.offset_encoding
+  say('client initialized, offset_encoding=%s', tostring(client.offset_encoding))
+
+  -- the cursor right after `after`: in normal mode on the character that follows it, then `i`
+  local row, s
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    s = string.find(line, after, 1, true)
+    if s then row = i; break end
+  end
+  if not row then return fail('text ' .. after .. ' not in the buffer') end
+  vim.api.nvim_win_set_cursor(0, { row, s - 1 + #after })
+  vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
+  step('before')
+  local t_keys = ms()
+  feed('i<C-x><C-o>')
+
+  -- 1) the popup (or the single match) has our item
+  when(function() return #(complete_info().items or {}) > 0 end, 10000, 'completion items', function()
+    local info = complete_info()
+    summary.popup = { items = plain_items(info), selected = info.selected, pum_visible = info.pum_visible,
+      mode = info.mode, after_keys_ms = math.floor(ms() - t_keys + 0.5) }
+    step('items shown', { popup = summary.popup })
+    -- 2) accept: select the first item if nothing is selected yet, then <C-y>
+    summary.accept_keys = (info.selected == -1) and '<C-n><C-y>' or '<C-y>'
+    feed(summary.accept_keys)
+    later(50, function()
+      local info2 = complete_info()
+      step('accepted', { completion_mode = info2.mode, pum_visible = info2.pum_visible })
+      summary.accepted_line = vim.api.nvim_get_current_line()
+      -- 3) back to normal mode
+      feed('<Esc>')
+      when(function() return vim.api.nvim_get_mode().mode == 'n' end, 5000, 'normal mode', function()
+        step('normal mode')
+        -- the counters come with the flowedit/status the server sends when a completion request ends
+        vim.wait(2000, function()
+          local c = latest_counters(); return c ~= nil and (c.requests or 0) >= #summary.requests
+        end, 10)
+        finish()
+      end)
+    end)
+  end)
+end
+
+vim.api.nvim_create_autocmd('VimEnter', { once = true, callback = function()
+  local ok, err = pcall(main)
+  if not ok then fail(tostring(err)) end
+end })
