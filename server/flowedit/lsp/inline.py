@@ -17,6 +17,7 @@ from flowedit.core.shape import Cursor, complete_enough, shape, wants_completion
 from flowedit.core.text import Document
 from flowedit.model import wire
 from flowedit.model.errors import ModelFailure
+from flowedit.model.transport import redact
 
 if TYPE_CHECKING:
     from flowedit.lsp.server import FloweditServer
@@ -63,6 +64,8 @@ class ModelStream:
     lane: Lane | None = None
     first_token_at: float | None = None
     tokens: int = 0
+    model: str | None = None
+    endpoint: str | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task | None = None
 
@@ -199,11 +202,13 @@ class InlineCompleter:
 
     async def _run(self, stream: ModelStream, ctx) -> None:
         settings = self.server.settings
-        create = wire.ResponseCreate(model=settings.inline.model or settings.model, input=ctx.prompt(),
+        create = wire.ResponseCreate(input=ctx.prompt(),
                                      instructions=FIM_INSTRUCTIONS, max_output_tokens=settings.inline.max_tokens,
                                      flowedit=ctx.extension(settings.inline.max_tokens))
         try:
-            stream.lane = lane = await self.server.link().request(create)
+            link, create.model = await self.server.link("inline")
+            stream.model, stream.endpoint = create.model, link.url
+            stream.lane = lane = await link.request(create)
             async for event in lane:
                 if isinstance(event, wire.OutputTextDelta) and event.delta:
                     now = asyncio.get_running_loop().time()
@@ -224,6 +229,7 @@ class InlineCompleter:
             stream.done = True
             stream.changed.set()
             self.server.send_status(request=self._figures(stream))
+            log.info("completion model call ended: %s; counters %s", self._figures(stream), self.counters.as_dict())
 
     async def _await_answer(self, stream: ModelStream, typed: str, superseded: asyncio.Future):
         """The shaped answer once it is final and agrees with what the user typed; None if it diverged."""
@@ -254,7 +260,8 @@ class InlineCompleter:
             asyncio.ensure_future(_quiet_interrupt(stream.lane))
 
     def _figures(self, stream: ModelStream) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "complete", "tokens": stream.tokens}
+        out: dict[str, Any] = {"kind": "complete", "model": stream.model,
+                               "endpoint": redact(stream.endpoint) if stream.endpoint else None, "tokens": stream.tokens}
         if stream.first_token_at is not None:
             out["ttft_ms"] = round((stream.first_token_at - stream.started) * 1000, 1)
         return out

@@ -20,6 +20,7 @@ from flowedit.core.session import (Conflict, Failed, Finished, Interrupted, Mode
 from flowedit.lsp import convert
 from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure
+from flowedit.model.transport import redact
 
 if TYPE_CHECKING:
     from flowedit.lsp.server import FloweditServer
@@ -58,12 +59,15 @@ class RewriteRun:
     last_token_at: float | None = None
     first_edit_at: float | None = None
     tokens: int = 0
+    model: str | None = None
+    endpoint: str | None = None
     timer: asyncio.TimerHandle | None = None
     tasks: set = field(default_factory=set)
 
     def figures(self) -> dict[str, Any]:
         """Time to first token, tokens, tokens/s, first token → first applied edit."""
-        out: dict[str, Any] = {"id": self.id, "kind": "rewrite", "tokens": self.tokens,
+        out: dict[str, Any] = {"id": self.id, "kind": "rewrite", "model": self.model,
+                               "endpoint": redact(self.endpoint) if self.endpoint else None, "tokens": self.tokens,
                                "edits_sent": self.session.batches_sent, "edits_applied": self.session.batches_applied}
         if self.first_token_at is not None:
             out["ttft_ms"] = round((self.first_token_at - self.started) * 1000, 1)
@@ -189,14 +193,15 @@ class Rewrites:
         ctx = rewrite_context(doc, session.region, run.instruction, uri_path(run.uri),
                               settings.rewrite.context_tokens, previous_answer=partial)
         create = wire.ResponseCreate(
-            model=settings.model, input=ctx.prompt(),
+            model=None, input=ctx.prompt(),
             instructions=DIFF_INSTRUCTIONS if session.mode is Mode.DIFF else REPLACE_INSTRUCTIONS,
             max_output_tokens=settings.rewrite.max_output_tokens, metadata={"flowedit_rewrite": run.id},
             flowedit={"task": "rewrite", "mode": session.mode.value, "path": ctx.path,
                       "language_id": ctx.language_id},
         )
         try:
-            link = self.server.link()
+            link, create.model = await self.server.link("rewrite")
+            run.model, run.endpoint = create.model, link.url
             lane = await link.request(create)
             if generation != run.generation or session.state is not State.STREAMING:
                 await lane.interrupt()

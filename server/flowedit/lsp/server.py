@@ -105,9 +105,10 @@ class FloweditServer(LanguageServer):
             raise RewriteRefused(f"{uri} is not open in the editor")
         return doc
 
-    def link(self) -> ModelLink:
-        """The one long-lived link to the configured endpoint (created on first use)."""
-        url = self.settings.endpoint
+    async def link(self, kind: Literal["inline", "rewrite"]) -> tuple[ModelLink, str]:
+        """The one long-lived link to the endpoint serving `kind` (shared by every request to that
+        endpoint, created on first use) and the model to ask."""
+        url, model = self.settings.target(kind)
         if not url:
             raise NoEndpoint("no model endpoint is configured: set `endpoint` in the FlowEdit settings, "
                              "FLOWEDIT_ENDPOINT, or `flowedit lsp --endpoint ws://...`")
@@ -117,7 +118,7 @@ class FloweditServer(LanguageServer):
             headers = {"Authorization": f"Bearer {key}"} if key else {}
             link = ModelLink(url, headers=headers, multiplex=self.settings.multiplex, on_state=self._link_state)
             self._links[url] = link
-        return link
+        return link, model
 
     def _link_state(self, state: str) -> None:
         self.link_state = state

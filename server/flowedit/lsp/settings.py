@@ -38,6 +38,8 @@ class RewriteSettings(BaseModel):
     default_instruction: str = "Improve this code: make it clearer and more correct."
     presets: list[Preset] = Field(default_factory=lambda: list(DEFAULT_PRESETS))
     max_output_tokens: int | None = Field(default=None, ge=1)
+    model: str | None = None  # default: the top-level `model` (e.g. a strong model for rewrites)
+    endpoint: str | None = None  # default: the top-level `endpoint`
 
 
 class InlineSettings(BaseModel):
@@ -45,7 +47,8 @@ class InlineSettings(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     enabled: bool = True
-    model: str | None = None  # default: the top-level `model`
+    model: str | None = None  # default: the top-level `model` (e.g. a fast model for completions)
+    endpoint: str | None = None  # default: the top-level `endpoint`
     prefix_tokens: int = Field(default=1500, ge=0, le=100_000)
     suffix_tokens: int = Field(default=500, ge=0, le=100_000)
     snippets: int = Field(default=3, ge=0, le=20)  # from recently edited open documents
@@ -66,6 +69,11 @@ class Settings(BaseModel):
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
     inline: InlineSettings = Field(default_factory=InlineSettings)
+
+    def target(self, kind: Literal["inline", "rewrite"]) -> tuple[str | None, str]:
+        """(endpoint, model) for completions or rewrites, each falling back to the top-level one."""
+        part = self.inline if kind == "inline" else self.rewrite
+        return part.endpoint or self.endpoint, part.model or self.model
 
     def api_key(self) -> str | None:
         """The bearer token from the environment (never stored in settings, never logged)."""
