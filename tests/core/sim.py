@@ -6,13 +6,16 @@ real clients (PROTOCOL.md §3-5):
 - "pytest-lsp": strict version check, echoes an applied edit (didChange) before answering applyEdit;
 - "vscode": strict version check (`applied: false` on a stale version), echo may come after the answer;
 - "nvim07": silently skips an edit older than its buffer while answering `applied: true`, versions jump
-  by several ticks, didChange is debounced and merges our edits with the user's typing.
+  by several ticks, didChange is debounced and merges our edits with the user's typing;
+- "vscode-minimal": like "vscode", but reports each applied edit as its minimal pieces (VS Code 1.100
+  turns one replace into a character diff: several changes in one didChange).
 Positions cross the wire as LSP (line, character) in the negotiated encoding, computed here
 independently of flowedit.core.text.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import deque
 from dataclasses import dataclass, field
@@ -102,6 +105,21 @@ class SimEditor:
             self.outbox.append(("change", self.version, self.pending))
             self.pending = []
 
+    def _apply_in_pieces(self, start: int, end: int, new: str) -> None:
+        """Apply one edit, report it as its character-level diff, last piece first, in one didChange."""
+        old = self.text[start:end]
+        pieces = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+        changes = []
+        for _, i1, i2, j1, j2 in reversed(pieces):
+            a, b = start + i1, start + i2
+            changes.append(WireChange(lsp_position(self.text, a, self.enc), lsp_position(self.text, b, self.enc),
+                                      new[j1:j2]))
+            self.text = self.text[:a] + new[j1:j2] + self.text[b:]
+        # bookkeeping as one edit: every character of the span is ours now
+        self.tags[start:end] = ["M"] * len(new)
+        self.version += 1
+        self.outbox.append(("change", self.version, changes)) if changes else None
+
     def region_span(self) -> tuple[int, int] | None:
         idx = [i for i, t in enumerate(self.tags) if t in "SMR"]
         return (idx[0], idx[-1] + 1) if idx else None
@@ -134,9 +152,11 @@ class SimEditor:
         if self.user_touched_region:
             self.applied_after_conflict += 1
         self.server_edits_applied += 1
-        tag = "M"
-        self._notify(self._record(start, end, wc.text, tag))
-        if self.behaviour == "vscode":
+        if self.behaviour == "vscode-minimal":
+            self._apply_in_pieces(start, end, wc.text)
+        else:
+            self._notify(self._record(start, end, wc.text, "M"))
+        if self.behaviour in ("vscode", "vscode-minimal"):
             self.outbox.append(("ack", batch_id, True))
             self.flush()
         elif self.behaviour == "pytest-lsp":

@@ -7,7 +7,7 @@ import pytest
 from flowedit.core.session import Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed
 from tests.core.sim import SimEditor, SimServer, deliver_one, settle
 
-BEHAVIOURS = ["pytest-lsp", "vscode", "nvim07"]
+BEHAVIOURS = ["pytest-lsp", "vscode", "vscode-minimal", "nvim07"]
 
 
 def make(text: str, sel: str, behaviour: str, enc: str = "utf-16", mode: Mode = Mode.REPLACE):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowedit.core.region import Region
-from flowedit.core.text import Change, Document, Encoding, Position, PositionError, same_effect
+from flowedit.core.text import Change, Document, Encoding, Position, PositionError, compose, same_effect
 from tests.core.sim import lsp_offset, lsp_position
 
 CHARS = st.sampled_from(["a", "b", " ", "\n", "\r", "\r\n", "é", "中", "😀", "𝄞", "\t"])
@@ -107,3 +107,14 @@ def test_tracked_region_follows_or_absorbs_a_change(s, length, c1, c2, new):
         assert r.start <= change.start and change.start + len(new) <= r.end
         kept_head = text[before_region.start : change.start] if before_region.start < change.start else ""
         assert after[r.start : r.end].startswith(kept_head)
+
+
+@given(TEXT, st.data())
+def test_compose_equals_applying_in_sequence(base, data):
+    text, combined = base, None
+    for _ in range(data.draw(st.integers(1, 5))):
+        a = data.draw(st.integers(0, len(text)))
+        change = Change(a, data.draw(st.integers(a, len(text))), data.draw(TEXT))
+        combined = change if combined is None else compose(combined, change, text)
+        text = change.apply(text)
+        assert combined.apply(base) == text

@@ -79,8 +79,10 @@ async def test_cancel_request_interrupts_the_model_lane(tmp_path):
             ed.client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="inline-1"))
             with pytest.raises(Exception):
                 await request
-            ed.open("file:///work/other.py", "x = 1\n")  # a round trip so that the counters are current
-            await ed.ghost("file:///work/other.py", 0, invoked=True)
+            # no newer request takes the orphaned answer over: its lane is interrupted within the grace
+            while not ed.counters().get("interrupted_streams"):
+                ed.status_event.clear()
+                await asyncio.wait_for(ed.status_event.wait(), 5)
             counters = ed.counters()
         finally:
             await ed.stop()
@@ -203,3 +205,20 @@ async def test_typing_along_a_still_streaming_answer_reuses_it(tmp_path):
     assert superseded == []
     assert [i.insert_text for i in second] == ["mpute_alpha(1)"]
     assert counters["model_calls"] == 1 and counters["reuse_hits"] == 1, counters
+
+
+async def test_accepting_a_suggestion_runs_its_command(tmp_path):
+    async with Gateway("accepted_value\n", tmp_path) as gw:
+        ed = await _editor(gw)
+        try:
+            ed.open(URI, "v = \n")
+            items = await ed.ghost(URI, len("v = "), invoked=True)
+            command = items[0].command
+            await ed.client.workspace_execute_command_async(
+                lsp.ExecuteCommandParams(command=command.command, arguments=list(command.arguments)))
+            ed.open("file:///work/other.py", "x\n")  # one more request so that the counters are current
+            await ed.ghost("file:///work/other.py", 0)
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert command.command == "flowedit.completionAccepted" and counters["accepted"] == 1, counters

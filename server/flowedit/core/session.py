@@ -6,11 +6,12 @@ answers to applied edits and the time; it hands out `EditBatch`es and `SessionEv
 How an applied edit is recognised without trusting editors' echo timing: a batch is built against the
 document's version V. The editor either applies it as the very next change after V, or not at all
 (VS Code answers `applied: false`, Neovim 0.7 silently skips it yet answers `applied: true`). So the first
-change the document reports after V decides: if it has the batch's effect it is the batch's echo,
-otherwise the batch was not applied and its text is sent again, rebased, against the newer version. The
-echo can come before the answer (pytest-lsp), after it, or much later merged with the user's typing
-(Neovim's debounce); the next batch waits for both, so at most one batch is ever in flight and deltas
-that arrive meanwhile are coalesced into the next one.
+notification the document reports after V decides: if its first changes, together, have the batch's
+effect, they are the batch's echo (VS Code reports one edit as several minimal pieces, Neovim merges it
+with the user's typing that follows); otherwise the batch was not applied, those changes are the user's,
+and the batch's text is sent again, rebased, against the newer version. The echo can come before the
+answer (pytest-lsp), after it, or much later (Neovim's debounce); the next batch waits for both, so at
+most one batch is ever in flight and deltas that arrive meanwhile are coalesced into the next one.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interru
 from flowedit.core.diffstream import Block, DiffFormatError, DiffStream, Hunk
 from flowedit.core.linediff import block_change
 from flowedit.core.region import Region
-from flowedit.core.text import Change, Document, same_effect
+from flowedit.core.text import Change, Document, compose, same_effect
 
 _batch_ids = itertools.count(1)
 
@@ -86,7 +87,10 @@ class RewriteSession:
         self._model_done = False
         self._pending_stop: SessionEvent | None = None
         self._inflight: _InFlight | None = None
-        self._changes_since_batch = 0
+        self._classifying = False  # the batch in flight awaits the first notification after its version
+        self._probe: list[Change] = []  # that notification's changes so far, held until it is decided
+        self._probe_base = ""  # the text at the batch's version
+        self._probe_effect: Change | None = None  # the probe's changes as one change against that text
         self._refusals = 0
         self._races = 0
         self._refused: tuple[int, float] | None = None  # (version, time) of the last refusal
@@ -151,19 +155,35 @@ class RewriteSession:
     def on_change(self, change: Change, before: str) -> None:
         """A change of the observed document, in order; `before` is the text it applied to."""
         flight = self._inflight
-        if flight is not None and not flight.echoed and not flight.dead and self._changes_since_batch == 0:
-            self._changes_since_batch += 1
-            if same_effect(change, flight.batch.change, before):
+        if self._classifying and flight is not None:
+            if not self._probe:
+                self._probe_base, self._probe_effect = before, change
+            else:
+                self._probe_effect = compose(self._probe_effect, change, before)
+            self._probe.append(change)
+            if same_effect(self._probe_effect, flight.batch.change, self._probe_base):
+                self._classifying, self._probe = False, []
                 flight.echoed = True
                 self._on_applied(flight)
                 if flight.acked is not None:
                     self._resolve()
-                return
+            return
+        self._user_change(change)
+
+    def _not_applied(self, *, race: bool = True) -> None:
+        """The batch in flight did not land: the changes held while deciding were the user's."""
+        flight = self._inflight
+        self._classifying = False
+        held, self._probe = self._probe, []
+        if flight is not None and not flight.dead:
             flight.dead = True
-            self._races += 1
-            if flight.acked is not None:
-                self._resolve()
-        self._changes_since_batch += 1
+            self._races += race
+        for change in held:
+            self._user_change(change)
+        if flight is not None and flight.acked is not None and self._inflight is flight:
+            self._resolve()
+
+    def _user_change(self, change: Change) -> None:
         moved = self.region.rebase_through(change)
         if moved is None:
             self.dirty = True
@@ -179,6 +199,8 @@ class RewriteSession:
     def on_version(self, version: int) -> None:
         """The document reached `version` (after the changes of one notification)."""
         self._version = version
+        if self._classifying and self._probe:  # the first notification after the batch did not hold it
+            self._not_applied()
         if self._refused is not None and version != self._refused[0] and self._refusals:
             # the refusal is explained: the user typed while the edit was on its way; that is a race
             self._refusals = 0
@@ -191,9 +213,10 @@ class RewriteSession:
             return
         flight.acked = applied
         if not applied and not flight.echoed and not flight.dead:
-            flight.dead = True
             self._refusals += 1
             self._refused = (flight.batch.version, now)
+            self._not_applied(race=False)
+            return
         elif applied and flight.echoed:
             self._refusals = 0
         if flight.echoed or flight.dead:
@@ -244,7 +267,7 @@ class RewriteSession:
             return None
         batch = EditBatch(next(_batch_ids), self.doc.uri, self._version, change, revert=self.state is State.REVERTING)
         self._inflight = _InFlight(batch, self.doc.text[change.start : change.end], now, advance, self._epoch)
-        self._changes_since_batch = 0
+        self._classifying, self._probe = True, []
         self.batches_sent += 1
         return batch
 

@@ -99,6 +99,15 @@ def same_effect(a: Change, b: Change, before: str) -> bool:
     )
 
 
+def compose(first: Change, then: Change, current: str) -> Change:
+    """One change with the effect of `first` (against some base) followed by `then` (against `current`,
+    the text after `first`); the result is against the base."""
+    t_end = first.start + len(first.text)
+    a = min(first.start, then.start)
+    b = max(t_end, then.end)
+    return Change(a, first.end + (b - t_end), current[a : then.start] + then.text + current[then.end : b])
+
+
 class ChangeObserver(Protocol):
     """Something that follows a document's changes (a rewrite session)."""
 

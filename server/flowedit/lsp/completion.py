@@ -24,11 +24,19 @@ def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
-def suggestion_id(item: Any) -> int | None:
-    """The suggestion id carried in an item's accept command."""
+def suggestion_ref(item: Any) -> tuple[int, int] | None:
+    """(suggestion id, where the item's text starts in the suggestion) from an item's accept command."""
     command = _field(item, "command")
     args = _field(command, "arguments") if command is not None else None
-    return int(args[0]) if args and isinstance(args[0], (int, float, str)) and str(args[0]).isdigit() else None
+    if not args or len(args) < 2 or not all(isinstance(a, int) for a in args[:2]):
+        return None
+    return int(args[0]), int(args[1])
+
+
+def _accept_command(suggestion: Any, shown: str) -> lsp.Command:
+    # the item shows the rest of the suggestion: remember where it starts, for partial accepts
+    start = len(suggestion.text) - len(shown)
+    return lsp.Command(title="FlowEdit: accepted", command=ACCEPTED, arguments=[suggestion.id, start])
 
 
 def register(server: FloweditServer) -> None:
@@ -46,8 +54,8 @@ def register(server: FloweditServer) -> None:
             return lsp.InlineCompletionList(items=[])
         suggestion, text = result
         here = lsp.Range(start=params.position, end=params.position)
-        command = lsp.Command(title="FlowEdit: accepted", command=ACCEPTED, arguments=[suggestion.id])
-        return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(insert_text=text, range=here, command=command)])
+        return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
+            insert_text=text, range=here, command=_accept_command(suggestion, text))])
 
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "(", "="]))
     async def completion(ls: FloweditServer, params: lsp.CompletionParams):
@@ -76,23 +84,23 @@ def register(server: FloweditServer) -> None:
             detail="FlowEdit", documentation=new_text if "\n" in new_text else None, filter_text=new_text,
             sort_text="0", insert_text_format=lsp.InsertTextFormat.PlainText,
             text_edit=lsp.TextEdit(range=edit_range, new_text=new_text),
-            command=lsp.Command(title="FlowEdit: accepted", command=ACCEPTED, arguments=[suggestion.id]))
+            command=_accept_command(suggestion, rest))
         return lsp.CompletionList(is_incomplete=True, items=[item])
 
     @server.feature(PARTIAL)
     def did_partially_accept(ls: FloweditServer, params: Any) -> None:
         item = _field(params, "item")
-        sid = suggestion_id(item) if item is not None else None
+        ref = suggestion_ref(item) if item is not None else None
         length = _field(params, "acceptedLength") or _field(params, "accepted_length")
-        if sid is None or not isinstance(length, int):
+        if ref is None or not isinstance(length, int):
             return
         text = _field(item, "insertText") or _field(item, "insert_text") or ""
-        ls.completer.partially_accepted(sid, ls.encoding.index(str(text), length))
+        ls.completer.partially_accepted(ref[0], ref[1] + ls.encoding.index(str(text), length))
 
     @server.feature(SHOWN)
     def did_show(ls: FloweditServer, params: Any) -> None:
         ls.completer.counters.shown += 1
 
     @server.command(ACCEPTED)
-    def accepted(ls: FloweditServer, *args: Any) -> None:
+    def accepted(ls, *args: Any) -> None:  # no annotation on `ls`: pygls resolves command hints at run time
         ls.completer.counters.accepted += 1

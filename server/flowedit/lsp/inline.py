@@ -64,6 +64,7 @@ class ModelStream:
     lane: Lane | None = None
     first_token_at: float | None = None
     tokens: int = 0
+    adopted: int = 0  # requests that waited on it after the first one
     model: str | None = None
     endpoint: str | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -96,7 +97,7 @@ class InlineCompleter:
         """The suggestion to show at `offset` (and the text still to insert), or None."""
         loop = asyncio.get_running_loop()
         self.counters.requests += 1
-        superseded = loop.create_future()
+        superseded = loop.create_future()  # resolved True when a newer request takes over, False when done
         previous = self.latest.get(uri)
         if previous is not None and not previous.done():
             previous.set_result(True)
@@ -110,9 +111,11 @@ class InlineCompleter:
         except asyncio.CancelledError:  # $/cancelRequest
             self.counters.cancellations += 1
             if self.latest.get(uri) is superseded:
-                self._stop_stream(uri)
+                self._orphan(uri)
             raise
         finally:
+            if not superseded.done():
+                superseded.set_result(False)
             self.server.send_status(completion=self.counters.as_dict())
 
     async def _complete(self, uri: str, offset: int, invoked: bool, superseded: asyncio.Future):
@@ -133,18 +136,19 @@ class InlineCompleter:
         if stream is not None:
             typed = stream.typed_since(doc, offset)
             if typed is not None and not stream.failed:
+                stream.adopted += 1
                 answer = await self._await_answer(stream, typed, superseded)
                 if answer is _SUPERSEDED:
                     return None
                 if answer is not None:
-                    self.counters.reuse_hits += 1
-                    return self._remember(stream, typed, answer)
+                    return self._remember(stream, typed, answer, reused=True)
             self._stop_stream(uri)  # diverged or moved: never answer from a stale stream
         delay = self.debounce[uri].delay(invoked)
         if delay > 0:
+            version = doc.version
             done, _ = await asyncio.wait({superseded}, timeout=delay)
-            if done:
-                return None
+            if done or doc.version != version or self.server.docs.get(uri) is not doc:
+                return None  # the user typed meanwhile: the request for the new text will ask instead
         stream = self._start_stream(uri, doc, offset, cursor, ctx)
         answer = await self._await_answer(stream, "", superseded)
         if answer is _SUPERSEDED or answer is None:
@@ -155,19 +159,22 @@ class InlineCompleter:
         self.counters.empty += 1
         return None
 
-    def _remember(self, stream: ModelStream, typed: str, shaped: str) -> tuple[Suggestion, str] | None:
+    def _remember(self, stream: ModelStream, typed: str, shaped: str,
+                  reused: bool = False) -> tuple[Suggestion, str] | None:
         suggestion = Suggestion(next(_ids), stream.uri, stream.prefix[-1000:], stream.suffix[:1000], shaped)
         self.cache.put(suggestion, accepted=len(typed))
         rest = shaped[len(typed):]
         if not rest:
             return self._empty()
+        if reused:
+            self.counters.reuse_hits += 1
         self.shown[suggestion.id] = suggestion
         while len(self.shown) > 200:
             self.shown.pop(next(iter(self.shown)))
         return suggestion, rest
 
     def partially_accepted(self, suggestion_id: int, accepted_chars: int) -> None:
-        """The user accepted the first `accepted_chars` of a shown suggestion: serve the rest from cache."""
+        """The user accepted the first `accepted_chars` of a suggestion's text: serve the rest from cache."""
         suggestion = self.shown.get(suggestion_id)
         if suggestion is not None:
             self.cache.put(suggestion, accepted=min(accepted_chars, len(suggestion.text)))
@@ -246,6 +253,22 @@ class InlineCompleter:
             if superseded in done:
                 waiter.cancel()
                 return _SUPERSEDED
+
+    def _orphan(self, uri: str, grace_s: float = 0.3) -> None:
+        """The editor cancelled the request that was waiting on this stream. Editors cancel on every
+        keystroke (VS Code), and the next request usually reuses the stream: give it `grace_s`, then
+        interrupt the lane if no request took it over."""
+        stream = self.streams.get(uri)
+        if stream is None or stream.done:
+            return
+        adopted = stream.adopted
+
+        def stop_if_orphaned() -> None:
+            if self.streams.get(uri) is stream and stream.adopted == adopted and not stream.done:
+                self._stop_stream(uri)
+                self.server.send_status(completion=self.counters.as_dict())
+
+        asyncio.get_running_loop().call_later(grace_s, stop_if_orphaned)
 
     def _stop_stream(self, uri: str) -> None:
         stream = self.streams.pop(uri, None)
