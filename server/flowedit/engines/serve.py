@@ -13,11 +13,13 @@ import signal
 import sys
 from pathlib import Path
 
+import pydantic
+
 from flowedit.engines.base import Engine
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import Fault, ScriptedEngine
 
-ENGINES = ("scripted",)
+ENGINES = ("scripted", "local")
 SAMPLE_TEXT = "samples/rewrite_answer.txt"
 
 
@@ -34,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=8765,
                         help="port to bind, 0 = any free one (default: %(default)s)")
     parser.add_argument("--engine", choices=ENGINES, default="scripted",
-                        help="what answers requests (default: %(default)s, a model stand-in)")
+                        help="what answers requests: scripted (a model stand-in) or local (the embedded "
+                        "code-completion engine) (default: %(default)s)")
     parser.add_argument("--text-file", type=Path, default=None,
                         help="text the scripted engine replays (default: the bundled sample rewrite answer)")
     parser.add_argument("--rate", type=float, default=200.0,
@@ -46,6 +49,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-age", type=float, default=3600.0,
                         help="seconds a connection may live before websocket_connection_limit_reached "
                         "(default: %(default)s)")
+    local = parser.add_argument_group("--engine local")
+    local.add_argument("--workspace", type=Path, default=None, metavar="DIR",
+                       help="index this folder's source files (.gitignore and the default excludes respected)")
+    local.add_argument("--corpus", type=Path, action="append", default=[], metavar="DIR",
+                       help="also index this folder, e.g. the Python standard library (repeatable)")
+    local.add_argument("--max-tokens", type=int, default=128, metavar="N",
+                       help="longest completion in tokens, unless a request asks for fewer (default: %(default)s)")
+    local.add_argument("--index-budget", type=int, default=8_000_000, metavar="TOKENS",
+                       help="at most this many tokens indexed, 8 bytes each (default: %(default)s)")
     parser.set_defaults(run=run)
 
 
@@ -57,6 +69,15 @@ def _read_text(path: Path | None) -> str:
 
 def build_engine(args: argparse.Namespace) -> Engine:
     """The engine named by `--engine`, configured from the other options (ValueError/OSError if bad)."""
+    if args.engine == "local":
+        from flowedit.engines.local import LocalEngine, LocalSettings  # numpy and friends: only when asked
+
+        try:
+            settings = LocalSettings(workspace=args.workspace, corpus=tuple(args.corpus),
+                                     max_tokens=args.max_tokens, index_budget_tokens=args.index_budget)
+        except pydantic.ValidationError as exc:
+            raise ValueError("; ".join(f"{e['loc'][0]}: {e['msg']}" for e in exc.errors())) from None
+        return LocalEngine(settings)
     if args.engine != "scripted":  # argparse's choices already refuse it; this guards direct callers
         raise ValueError(f"unknown engine {args.engine!r}; known: {', '.join(ENGINES)}")
     return ScriptedEngine(_read_text(args.text_file), rate=args.rate, first_token_ms=args.first_token_ms,

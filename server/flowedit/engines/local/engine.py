@@ -1,0 +1,162 @@
+"""`LocalEngine`: code completion from an unbounded-n-gram index of the workspace, offline, no model.
+
+A request is answered like this:
+
+1. the text before the cursor (`prefix`, the last `PREFIX_WINDOW` characters) is tokenized; its last
+   token may be half typed, so it is taken off the context and the first generated token must start
+   with it ("token healing": `self.fo` can become `self.foo`);
+2. the request's own document is left out of the index (its indexed copy would just predict what is
+   already after the cursor) and replaced by a shard of this request's prefix and suffix, so repetition
+   inside the file still helps; snippets of other files sent with the request join that shard;
+3. `predictor.Continuation` continues the context greedily from the longest match in the index;
+4. `fim.FimStop` ends it at the end of the line or block, or where the suffix resumes.
+
+Same index + same request → same completion. Rewrites (a free-text instruction) need a language
+model: they are refused with an `unsupported` error naming the settings that enable them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, AsyncIterator, Iterator
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by
+from flowedit.engines.base import EngineError
+from flowedit.engines.local.fim import FimStop
+from flowedit.engines.local.index import Shard
+from flowedit.engines.local.layers import LayeredIndex
+from flowedit.engines.local.predictor import Continuation
+from flowedit.engines.local.sources import MAX_FILE_BYTES, SourceFilter, document_key, documents
+from flowedit.engines.local.tokenizer import tokenize
+from flowedit.model import wire
+
+PREFIX_WINDOW = 16_000  # characters of prefix read per request (context and the request's own shard)
+SUFFIX_WINDOW = 4_000
+MAX_TOKENS_CAP = 4096
+REWRITE_UNSUPPORTED = (
+    "the embedded engine completes code but cannot follow instructions; set `endpoint` (or `upstream`) "
+    "in the FlowEdit settings to a language model to enable rewrites"
+)
+
+
+class LocalSettings(BaseModel):
+    """Options of the embedded engine, all defaulted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workspace: Path | None = None
+    corpus: tuple[Path, ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDES
+    max_tokens: int = Field(default=128, ge=1, le=MAX_TOKENS_CAP)
+    # 8 bytes of index per token: 8M tokens ≈ 64 MB, about 25 MB of source code
+    index_budget_tokens: int = Field(default=8_000_000, ge=0)
+
+
+class LocalEngine:
+    """The embedded engine: builds its index on construction (seconds for a big corpus: run it in a
+    thread from async code), then answers `stream()` and takes `update_document`/`remove_document`."""
+
+    name = "local"
+
+    def __init__(self, settings: LocalSettings | None = None) -> None:
+        self.settings = settings or LocalSettings()
+        roots = ([self.settings.workspace] if self.settings.workspace else []) + list(self.settings.corpus)
+        for root in roots:
+            if not root.is_dir():
+                raise ValueError(f"not a directory: {root}")
+        self._filter = SourceFilter(self.settings.workspace, self.settings.exclude) if self.settings.workspace else None
+        self.index = LayeredIndex(documents(roots, self.settings.exclude), self.settings.index_budget_tokens)
+
+    def describe(self) -> str:
+        """One line: what the index holds and what it cost."""
+        s = self.index.stats
+        where = ", ".join(str(p) for p in ([self.settings.workspace] if self.settings.workspace else [])
+                          + list(self.settings.corpus)) or "no files (open documents only)"
+        budget = " (index budget reached: later files left out)" if s.budget_reached else ""
+        return (f"local infini-gram code model (no language model): {s.files} files, {s.lines} lines, "
+                f"{s.tokens} tokens, {s.index_bytes / 2**20:.1f} MiB index, built in {s.seconds:.2f} s "
+                f"from {where}{budget}; completes code, refuses rewrites")
+
+    # ------------------------------------------------------------ documents
+
+    def update_document(self, path: str, text: str) -> None:
+        """The editor's text of `path` (a path or file URI) replaces what the index knew; no rebuild.
+
+        A document the excludes or `.gitignore` rule out, or larger than `MAX_FILE_BYTES`, is dropped
+        from the index instead.
+        """
+        key = document_key(path)
+        if self._ruled_out(key) or len(text) > MAX_FILE_BYTES:
+            self.index.remove(key)
+        else:
+            self.index.update(key, text)
+
+    def remove_document(self, path: str) -> None:
+        """`path` (deleted, or no longer wanted) contributes nothing from now on."""
+        self.index.remove(document_key(path))
+
+    def _ruled_out(self, key: str) -> bool:
+        """Excluded by a glob, `.gitignore` or a skipped folder (an editor may open any kind of file)."""
+        if self._filter is None:
+            return excluded_by(key, self.settings.exclude) is not None
+        return self._filter.reason(key) not in (None, "not a source file")
+
+    # ------------------------------------------------------------ completion
+
+    def complete(self, prefix: str, suffix: str = "", path: str | None = None, *,
+                 max_tokens: int | None = None, snippets: tuple[tuple[str, str], ...] = ()) -> Iterator[str]:
+        """The completion at the cursor between `prefix` and `suffix`, as text pieces (one per token)."""
+        limit = min(max_tokens or self.settings.max_tokens, MAX_TOKENS_CAP)
+        hide = document_key(path) if path else None
+        sources = self.index.sources(hide)  # first: it may renumber dynamic ids
+        vocab = self.index.vocab
+        tokens = tokenize(prefix[-PREFIX_WINDOW:])
+        partial = tokens.pop() if tokens else ""
+        context = vocab.encode(tokens)
+        own = [("", context), ("", vocab.encode(tokenize(suffix[:SUFFIX_WINDOW])))]
+        own += [(p, vocab.encode(tokenize(t))) for p, t in snippets if not self._ruled_out(document_key(p))]
+        sources.append((Shard(own), 1))
+        texts = vocab.texts()
+        stop = FimStop(prefix[-PREFIX_WINDOW:], suffix[:SUFFIX_WINDOW])
+        for count, token in enumerate(Continuation(sources, context, texts, first=partial), start=1):
+            piece = texts[token][len(partial):] if count == 1 else texts[token]
+            if piece:
+                yield from stop.push(piece)
+            if stop.done:
+                return
+            if count >= limit:
+                break
+        yield from stop.finish()
+
+    async def stream(self, request: wire.ResponseCreate) -> AsyncIterator[str]:
+        """Answer a `response.create`: a completion for `flowedit.task == "complete"` (or no task:
+        `input` is the prefix); `EngineError("unsupported")` for a rewrite or any other task."""
+        ext: dict[str, Any] = request.flowedit or {}
+        task = ext.get("task")
+        if task == "rewrite":
+            raise EngineError("unsupported", REWRITE_UNSUPPORTED, status=400)
+        if task not in (None, "complete"):
+            raise EngineError("unsupported", f"the embedded engine does not know the task {task!r}; "
+                              "it only completes code (task \"complete\")", status=400)
+        if task is None:
+            prefix, suffix, path, snippets = wire.response_text(request), "", None, ()
+        else:
+            prefix, suffix, path = ext.get("prefix"), ext.get("suffix", ""), ext.get("path")
+            if not isinstance(prefix, str) or not isinstance(suffix, str):
+                raise EngineError("invalid_request_error", "flowedit.prefix and flowedit.suffix must be strings",
+                                  status=400)
+            snippets = tuple((s["path"], s["text"]) for s in ext.get("snippets") or ()
+                             if isinstance(s, dict) and isinstance(s.get("path"), str)
+                             and isinstance(s.get("text"), str))
+        max_tokens = ext.get("max_tokens") or request.max_output_tokens
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            max_tokens = None
+        pieces = self.complete(prefix, suffix, path if isinstance(path, str) else None,
+                               max_tokens=max_tokens, snippets=snippets)
+        for count, piece in enumerate(pieces, start=1):
+            yield piece
+            if count % 64 == 0:
+                await asyncio.sleep(0)  # ok: a long completion must not hold the event loop

@@ -1,0 +1,157 @@
+"""The embedded engine's index in layers, so that an edited document never costs a rebuild.
+
+    static   one shard: the workspace and corpus files as read at start-up (the bulk; built once)
+    settled  one shard: documents edited earlier in the session, merged by the last compaction
+    loose    one small shard per recently edited document, rebuilt (lazily, at the next query) from
+             that document's text alone
+
+A document edited or removed after it went into `static` or `settled` is *replaced* there: its old
+copy stays in the big array and is cancelled at query time by a negative shard built from its old tokens
+(weight −1; see `predictor`). When more than `MAX_LOOSE` documents are loose, all but the newest are
+merged into a new `settled` shard, which bounds the shards a query visits to `MAX_LOOSE + 2` plus the
+cancelled documents. Cost of an edit: tokenizing and suffix-sorting that one document (about a
+millisecond per thousand tokens), paid once at the next query however many edits came before it.
+
+Token ids of text first seen after start-up are dynamic; past `DYNAMIC_VOCAB_LIMIT` of them (typing
+leaves many partial words behind) the dynamic ids are reset and the edited documents re-encoded.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from flowedit.engines.local.index import Shard, Vocabulary
+from flowedit.engines.local.predictor import Source
+from flowedit.engines.local.sources import Document
+from flowedit.engines.local.tokenizer import tokenize
+
+MAX_LOOSE = 8
+DYNAMIC_VOCAB_LIMIT = 200_000
+
+
+@dataclass(frozen=True)
+class BuildStats:
+    """What the static layer holds and what building it cost."""
+
+    files: int
+    lines: int
+    source_bytes: int
+    tokens: int
+    index_bytes: int
+    vocabulary: int
+    seconds: float
+    budget_reached: bool
+
+
+@dataclass
+class _Layer:
+    """A shard plus the documents in it that were replaced since it was built."""
+
+    shard: Shard
+    replaced: set[str] = field(default_factory=set)
+    negatives: dict[str, Shard] = field(default_factory=dict)
+
+    def sources(self, also_hidden: str | None) -> list[Source]:
+        out: list[Source] = [(self.shard, 1)]
+        hidden = self.replaced | ({also_hidden} if also_hidden is not None else set())
+        for path in sorted(hidden):
+            if path in self.shard:
+                if path not in self.negatives:
+                    self.negatives[path] = Shard([(path, self.shard.doc_tokens(path))])
+                out.append((self.negatives[path], -1))
+        return out
+
+
+class LayeredIndex:
+    """Static + settled + loose shards over one vocabulary (see the module docstring)."""
+
+    def __init__(self, documents: Iterable[Document], budget_tokens: int) -> None:
+        started = time.perf_counter()
+        self.vocab = Vocabulary()
+        docs: list[tuple[str, array]] = []
+        total = lines = size = 0
+        budget_reached = False
+        for doc in documents:
+            ids = self.vocab.encode(tokenize(doc.text))
+            if total + len(ids) + 1 > budget_tokens:
+                budget_reached = True
+                break
+            docs.append((doc.path, ids))
+            total += len(ids) + 1
+            lines += doc.text.count("\n") + (not doc.text.endswith("\n"))
+            size += len(doc.text.encode("utf-8"))
+        self.vocab.freeze()
+        self._static = _Layer(Shard(docs))
+        self._settled = _Layer(Shard(()))
+        self._texts: dict[str, str] = {}  # the current text of every document changed since start-up
+        self._loose: dict[str, Shard | None] = {}  # None: changed since its shard was built
+        self.stats = BuildStats(files=len(docs), lines=lines, source_bytes=size, tokens=total,
+                                index_bytes=self._static.shard.nbytes, vocabulary=len(self.vocab),
+                                seconds=time.perf_counter() - started, budget_reached=budget_reached)
+
+    def update(self, path: str, text: str) -> None:
+        """From now on `path` reads `text` (costs nothing until the next query)."""
+        self._texts[path] = text
+        self._loose.pop(path, None)
+        self._loose[path] = None  # newest last
+        self._replace(path)
+
+    def remove(self, path: str) -> None:
+        """From now on `path` contributes nothing."""
+        self._texts.pop(path, None)
+        self._loose.pop(path, None)
+        self._replace(path)
+
+    def sources(self, hide: str | None = None) -> list[Source]:
+        """The weighted shards a query reads, `hide`'s own text left out of all of them."""
+        if self.vocab.dynamic_size > DYNAMIC_VOCAB_LIMIT:
+            self._reencode()
+        if len(self._loose) > MAX_LOOSE:
+            self._compact()
+        out = self._static.sources(hide) + self._settled.sources(hide)
+        for path, shard in self._loose.items():
+            if path == hide:
+                continue
+            if shard is None:
+                shard = self._loose[path] = Shard([(path, self.vocab.encode(tokenize(self._texts[path])))])
+            out.append((shard, 1))
+        return out
+
+    def dynamic_tokens(self) -> int:
+        """Tokens held for documents changed since start-up (settled and loose shards)."""
+        return len(self._settled.shard) + sum(len(s) for s in self._loose.values() if s is not None)
+
+    def index_bytes(self) -> int:
+        """Bytes of every id and suffix array held now (negative shards included)."""
+        layers = (self._static, self._settled)
+        return (sum(layer.shard.nbytes + sum(n.nbytes for n in layer.negatives.values()) for layer in layers)
+                + sum(s.nbytes for s in self._loose.values() if s is not None))
+
+    def _replace(self, path: str) -> None:
+        for layer in (self._static, self._settled):
+            if path in layer.shard:
+                layer.replaced.add(path)
+
+    def _compact(self) -> None:
+        """Merge every loose document but the newest, and the settled ones, into a new settled shard."""
+        newest = next(reversed(self._loose))
+        old = self._settled
+        docs = []
+        for path, text in self._texts.items():
+            if path == newest:
+                continue
+            if path in old.shard and path not in old.replaced:
+                docs.append((path, old.shard.doc_tokens(path)))
+            else:
+                docs.append((path, self.vocab.encode(tokenize(text))))
+        self._settled = _Layer(Shard(docs))
+        self._loose = {newest: self._loose[newest]}
+
+    def _reencode(self) -> None:
+        """Forget dynamic ids and rebuild every shard made from them."""
+        self.vocab.reset_dynamic()
+        self._settled = _Layer(Shard((p, self.vocab.encode(tokenize(t))) for p, t in self._texts.items()))
+        self._loose = {}

@@ -1,0 +1,156 @@
+"""The embedded engine on a small workspace: completions, FIM, incremental updates, determinism, excludes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flowedit.engines.local import LocalEngine, LocalSettings
+from flowedit.engines.local import layers
+
+GREETER = '''\
+class Greeter:
+    def __init__(self, name):
+        self.name = name
+
+    def greet(self):
+        return "hello " + self.name
+
+
+def shout(text):
+    return text.upper() + "!"
+'''
+
+
+def make_workspace(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def complete(engine: LocalEngine, prefix: str, suffix: str = "", path: str | None = None, **kw: object) -> str:
+    return "".join(engine.complete(prefix, suffix, path, **kw))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> LocalEngine:
+    make_workspace(tmp_path, {"greeter.py": GREETER})
+    return LocalEngine(LocalSettings(workspace=tmp_path))
+
+
+def test_completes_from_the_workspace(engine: LocalEngine) -> None:
+    assert complete(engine, "def shout(text):\n    return text.") == 'upper() + "!"'
+    assert complete(engine, "    def greet(self):\n        return \"hel") == 'lo " + self.name'
+    assert engine.index.stats.files == 1 and engine.index.stats.lines == GREETER.count("\n")
+    assert "1 files" in engine.describe() and "refuses rewrites" in engine.describe()
+
+
+def test_block_completion_stops_at_the_end_of_the_block(engine: LocalEngine) -> None:
+    assert complete(engine, "class Greeter:\n    def __init__(self, name):") == "\n        self.name = name"
+
+
+def test_fim_stops_where_the_suffix_resumes(engine: LocalEngine) -> None:
+    prefix = "class Greeter:\n    def __init__(self, name):\n"
+    suffix = "        self.name = name\n"
+    assert complete(engine, prefix, suffix) == ""  # the next line would only repeat the suffix
+    assert complete(engine, "def shout(text):\n    return text.upper(", ') + "!"\n') == ""
+    assert complete(engine, "def shout(text):\n    return text.", '() + "!"\n') == "upper"
+    assert complete(engine, "def shout(text):\n    return text.upper() + ", "\n") == '"!"'
+    assert complete(engine, "def shout(text):\n    return text.upper() + ", '"!"\n') == ""
+
+
+def test_own_document_is_not_its_own_oracle(tmp_path: Path) -> None:
+    make_workspace(tmp_path, {"a.py": "value = compute_the_answer(42)\n"})
+    engine = LocalEngine(LocalSettings(workspace=tmp_path))
+    path = str(tmp_path / "a.py")
+    assert complete(engine, "value = compute_", "", path) == ""  # only its own (replaced) text knew it
+    assert complete(engine, "value = compute_", "", None) == "the_answer(42)"
+    # ...but what is before the cursor in the same request still teaches
+    text = "x = compute_the_answer(42)\nvalue = compute_"
+    assert complete(engine, text, "", path) == "the_answer(42)"
+
+
+def test_an_update_changes_predictions_without_a_rebuild(engine: LocalEngine, tmp_path: Path) -> None:
+    static = engine.index._static.shard
+    before = complete(engine, "def shout(text):\n    return text.")
+    engine.update_document(str(tmp_path / "greeter.py"), GREETER.replace("text.upper()", "text.lower()"))
+    assert complete(engine, "def shout(text):\n    return text.") == 'lower() + "!"' != before
+    engine.update_document((tmp_path / "other.py").as_uri(), "def whisper(text):\n    return text.casefold()\n")
+    assert complete(engine, "def whisper(text):\n    return text.") == "casefold()"
+    engine.remove_document(str(tmp_path / "other.py"))
+    assert complete(engine, "def whisper(text):\n    return text.") != "casefold()"
+    assert engine.index._static.shard is static  # the static shard was never rebuilt
+
+
+def test_many_updates_compact_and_stay_correct(engine: LocalEngine, tmp_path: Path) -> None:
+    for i in range(3 * layers.MAX_LOOSE):
+        engine.update_document(str(tmp_path / f"m{i}.py"), f"def helper_{i}(x):\n    return x * {i}\n")
+        assert complete(engine, f"def helper_{i}(x):\n    return x") == f" * {i}"
+    assert len(engine.index._loose) <= layers.MAX_LOOSE + 1
+    engine.update_document(str(tmp_path / "m3.py"), "def helper_3(x):\n    return x - 3\n")
+    assert complete(engine, "def helper_3(x):\n    return x") == " - 3"
+    engine.remove_document(str(tmp_path / "m5.py"))
+    assert complete(engine, "def helper_5(x):\n    return x") != " * 5"
+
+
+def test_dynamic_vocabulary_is_reset_when_it_grows_too_large(engine: LocalEngine, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(layers, "DYNAMIC_VOCAB_LIMIT", 5)
+    for i in range(4):
+        engine.update_document(str(tmp_path / "typing.py"), f"zz{i} = frobnicate_{i}(1)\n")
+        assert complete(engine, f"zz{i} = frob") == f"nicate_{i}(1)"
+    assert engine.index.vocab.dynamic_size <= 10
+
+
+def test_deterministic(tmp_path: Path) -> None:
+    make_workspace(tmp_path, {"a.py": GREETER, "b.py": GREETER.replace("name", "label"), "c.py": "x = 1\n"})
+    first = LocalEngine(LocalSettings(workspace=tmp_path))
+    second = LocalEngine(LocalSettings(workspace=tmp_path))
+    prompts = ["    def greet(self):\n        return ", "self.", "class Greeter:\n    def __init__(self, ", "x"]
+    for prompt in prompts:
+        answers = {complete(first, prompt), complete(first, prompt), complete(second, prompt)}
+        assert len(answers) == 1, (prompt, answers)
+
+
+def test_excluded_and_ignored_files_never_contribute(tmp_path: Path) -> None:
+    make_workspace(tmp_path, {
+        "app.py": "import os\n",
+        "my_secret_config.py": "API_TOKEN = 'sk-leaked-by-secret-file'\n",
+        "generated/out.py": "API_TOKEN = 'sk-leaked-by-gitignore'\n",
+        "logs/keep.py": "API_TOKEN = 'sk-kept-by-negation'\n",
+        "logs/drop.py": "API_TOKEN = 'sk-leaked-by-logs'\n",
+        ".gitignore": "generated/\nlogs/*\n!logs/keep.py\n",
+        "node_modules/pkg/index.js": "API_TOKEN = 'sk-leaked-by-node-modules'\n",
+    })
+    engine = LocalEngine(LocalSettings(workspace=tmp_path))
+    assert engine.index.stats.files == 2  # app.py and logs/keep.py
+    assert complete(engine, "API_TOKEN = 'sk-") == "kept-by-negation'"
+    engine.update_document(str(tmp_path / "logs" / "keep.py"), "import sys\n")
+    engine.update_document(str(tmp_path / "my_secret_config.py"), "API_TOKEN = 'sk-typed-into-secret'\n")
+    engine.update_document(str(tmp_path / "generated" / "new.py"), "API_TOKEN = 'sk-typed-into-ignored'\n")
+    engine.update_document(str(tmp_path / ".env.local"), "API_TOKEN = 'sk-typed-in-dotenv'\n")
+    assert complete(engine, "API_TOKEN = 'sk-") == ""
+    engine.update_document(str(tmp_path / "Makefile"), "API_TOKEN = 'sk-allowed'\n")  # any open text file counts
+    assert complete(engine, "API_TOKEN = 'sk-") == "allowed'"
+
+
+def test_corpus_and_budget(tmp_path: Path) -> None:
+    corpus = make_workspace(tmp_path / "corpus", {f"lib{i}.py": f"def lib_{i}():\n    return {i}\n" for i in range(5)})
+    engine = LocalEngine(LocalSettings(corpus=(corpus,)))
+    assert engine.index.stats.files == 5 and not engine.index.stats.budget_reached
+    assert complete(engine, "def lib_3():\n    return") == " 3"
+    small = LocalEngine(LocalSettings(corpus=(corpus,), index_budget_tokens=30))
+    assert small.index.stats.files < 5 and small.index.stats.budget_reached
+    assert "budget reached" in small.describe()
+    with pytest.raises(ValueError, match="not a directory"):
+        LocalEngine(LocalSettings(corpus=(tmp_path / "missing",)))
+
+
+def test_max_tokens_and_an_empty_index(tmp_path: Path) -> None:
+    engine = LocalEngine(LocalSettings(workspace=make_workspace(tmp_path, {"a.py": GREETER})))
+    assert complete(engine, "class Greeter:\n    def __init__(self, name):", max_tokens=3) == "\n        self"
+    empty = LocalEngine()
+    assert complete(empty, "") == "" and complete(empty, "def f(") == ""
+    assert complete(empty, "alpha = 1\nbeta = alpha + 1\ngamma = al") == "pha + 1"
