@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -23,9 +24,9 @@ from flowedit.model import wire
 from flowedit.model.channel import OFF, ON, RESEND, Channel
 from flowedit.model.errors import ModelConnectionLost, ModelHandshakeFailed
 from flowedit.model.lane import Lane
-from flowedit.model.transport import Connection, Transport, WebSocketTransport, redact
+from flowedit.model.transport import Connection, ModelSetupFailed, Transport, WebSocketTransport, redact
 
-__all__ = ["Connection", "Lane", "ModelLink", "Transport", "ONE_AT_A_TIME_HOSTS"]
+__all__ = ["Connection", "Lane", "ModelLink", "ModelSetupFailed", "Transport", "ONE_AT_A_TIME_HOSTS"]
 
 log = logging.getLogger("flowedit.model")
 
@@ -40,21 +41,28 @@ def _one_at_a_time(url: str) -> bool:
 
 
 def _retryable(exc: ModelHandshakeFailed) -> bool:
-    # A bad key or a wrong URL will not heal by retrying; overload and server errors may.
+    # A bad key, a wrong URL or an untrusted certificate will not heal by retrying; overload and
+    # server errors may.
+    if isinstance(exc, ModelSetupFailed):
+        return False
     return exc.status is None or exc.status >= 500 or exc.status in (408, 429)
 
 
 class ModelLink:
     """The shared connection to one model endpoint; `request()` turns a `response.create` into a `Lane`.
 
-    `keepalive_interval` configures the default websockets transport (its own pings); an injected
-    `transport` brings its own keepalive. `connect_attempts` bounds each reconnection.
+    `keepalive_interval`, `open_timeout`, `ca_file` (a PEM bundle trusted on top of the system's, for a
+    TLS-inspecting proxy) and `api_key_env` (named in the message of a refused key) configure the default
+    websockets transport; an injected `transport` brings its own. `connect_attempts` bounds each
+    reconnection.
     """
 
     def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, multiplex: Multiplex = "auto",
                  backoff_factory: Callable[[], Iterator[float]] = backoff, keepalive_interval: float = 20.0,
                  max_age: float = 55 * 60, pool_size: int = 3, transport: Transport | None = None,
-                 on_state: Callable[[str], None] | None = None, connect_attempts: int = 4) -> None:
+                 on_state: Callable[[str], None] | None = None, connect_attempts: int = 4,
+                 ca_file: str | os.PathLike[str] | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 open_timeout: float = 10.0) -> None:
         if multiplex not in ("auto", "on", "off"):
             raise ValueError(f"multiplex must be 'auto', 'on' or 'off', not {multiplex!r}")
         if pool_size < 1 or connect_attempts < 1 or max_age <= 0:
@@ -66,7 +74,9 @@ class ModelLink:
         self._max_age = max_age
         self._pool_size = pool_size
         self._connect_attempts = connect_attempts
-        self._transport: Transport = transport or WebSocketTransport(keepalive_interval=keepalive_interval)
+        self._transport: Transport = transport or WebSocketTransport(
+            keepalive_interval=keepalive_interval, open_timeout=open_timeout, ca_file=ca_file,
+            api_key_env=api_key_env)
         self._on_state = on_state
         self._state = "idle"
         self._current: Channel | None = None  # the multiplexed (or probing) socket new lanes go to
