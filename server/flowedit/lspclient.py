@@ -9,12 +9,17 @@ pytest-lsp do), and collects the `flowedit/status` that ends each rewrite.
         editor.open(uri, text)
         rewrite_id = await editor.rewrite(uri, start, end, mode="replace")
         figures = await editor.outcome(rewrite_id)
+
+With `textDocument.inlineCompletion` (LSP 3.18) it asks for ghost text like an editor: `inline()` per
+keystroke (cancelling the call sends `$/cancelRequest`), `type()` for the user's own edits,
+`partially_accept()` for word-by-word accepts, `counters()` for the server's completion counters.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import sys
 import time
 from dataclasses import dataclass, field
@@ -29,6 +34,7 @@ from flowedit.core.text import Change, Document, Encoding, Position
 STATUS = "flowedit/status"
 SERVER_COMMAND = (sys.executable, "-m", "flowedit.cli", "lsp", "--log-level", "WARNING")
 STOP_TIMEOUT_S = 5.0
+PARTIAL_ACCEPT = "textDocument/didPartiallyAcceptCompletion"
 
 
 class ServerGone(RuntimeError):
@@ -59,17 +65,34 @@ class RewriteWatch:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+@dataclass(frozen=True)
+class InlineAnswer:
+    """One `textDocument/inlineCompletion` answer: the ghost text (None: nothing to show), the time from
+    sending the request to its answer, the item as sent (what a partial accept refers to), and where the
+    server found it: "cache", "reuse" (a running model answer) or "model" — read from the counters of the
+    `flowedit/status` the server sends just before each answer (two answers ending in the same server
+    loop turn could blur it).
+    """
+
+    text: str | None
+    latency_ms: float
+    item: lsp.InlineCompletionItem | None = None
+    source: str | None = None
+
+
 class EditorClient:
     """An editor stand-in over stdio; see the module docstring.
 
     `on_edit` is called after every applied edit (the document already holds it). `messages` collects
     `window/showMessage` texts, `progress` the `$/progress` messages, `statuses` every `flowedit/status`.
+    `inline=False` leaves out the inline-completion capability (the server then answers
+    `textDocument/completion` instead).
     """
 
     def __init__(self, settings: dict[str, Any] | None = None, *, encoding: str = "utf-16",
                  command: Sequence[str] = SERVER_COMMAND, env: dict[str, str] | None = None,
-                 on_edit: Callable[[AppliedEdit], None] | None = None) -> None:
-        self.settings, self.encoding = dict(settings or {}), Encoding(encoding)
+                 on_edit: Callable[[AppliedEdit], None] | None = None, inline: bool = True) -> None:
+        self.settings, self.encoding, self.inline_capable = dict(settings or {}), Encoding(encoding), inline
         self.server_command, self.env, self.on_edit = tuple(command), env, on_edit
         self.docs: dict[str, Document] = {}
         self.applied = self.refused = 0
@@ -79,6 +102,7 @@ class EditorClient:
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
         self._client = LanguageClient("flowedit-demo", __version__)
         self._tasks: list[asyncio.Task] = []
+        self._request_ids = itertools.count(1)
         self._register()
 
     # ------------------------------------------------------------------ lifecycle
@@ -93,6 +117,8 @@ class EditorClient:
             general=lsp.GeneralClientCapabilities(position_encodings=[self.encoding.value]),
             workspace=lsp.WorkspaceClientCapabilities(apply_edit=True),
             window=lsp.WindowClientCapabilities(work_done_progress=True),
+            text_document=lsp.TextDocumentClientCapabilities(
+                inline_completion=lsp.InlineCompletionClientCapabilities() if self.inline_capable else None),
         )
         result = await self._guard(client.initialize_async(lsp.InitializeParams(
             capabilities=caps, initialization_options=self.settings, process_id=None, root_uri=None)), 30)
@@ -156,6 +182,82 @@ class EditorClient:
         doc = self.docs[uri]
         a, b = doc.position_at(start, self.encoding), doc.position_at(end, self.encoding)
         return {"start": {"line": a.line, "character": a.character}, "end": {"line": b.line, "character": b.character}}
+
+    def position(self, uri: str, offset: int) -> lsp.Position:
+        """The LSP position of code-point `offset`, in the negotiated encoding."""
+        pos = self.docs[uri].position_at(offset, self.encoding)
+        return lsp.Position(line=pos.line, character=pos.character)
+
+    def type(self, uri: str, start: int, end: int, text: str) -> None:
+        """The user replaces `start..end` (code points) with `text`: applied here, then `didChange`."""
+        doc = self.docs[uri]
+        edit_range = lsp.Range(start=self.position(uri, start), end=self.position(uri, end))
+        doc.apply(Change(start, end, text))
+        doc.version += 1
+        self._client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+            content_changes=[lsp.TextDocumentContentChangePartial(range=edit_range, text=text)]))
+
+    # ------------------------------------------------------------------ inline completions
+    async def inline(self, uri: str, offset: int, *, invoked: bool = False, timeout: float = 30) -> InlineAnswer:
+        """Ask for ghost text at code-point `offset` (automatic trigger unless `invoked`).
+
+        Cancelling the call sends `$/cancelRequest` for it; the late answer is then dropped.
+        """
+        kind = lsp.InlineCompletionTriggerKind.Invoked if invoked else lsp.InlineCompletionTriggerKind.Automatic
+        params = lsp.InlineCompletionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), position=self.position(uri, offset),
+            context=lsp.InlineCompletionContext(trigger_kind=kind))
+        msg_id = f"inline-{next(self._request_ids)}"
+        sent_at, seen = time.perf_counter(), {}
+
+        def arrived(_: Any) -> None:  # runs as the answer is read, before later messages: exact time and status
+            seen.update(at=time.perf_counter(), statuses=len(self.statuses))
+
+        future = self._client.protocol.send_request(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id=msg_id)
+        future.add_done_callback(arrived)
+        answer = asyncio.shield(asyncio.wrap_future(future))  # cancelling us must not cancel pygls' future
+        answer.add_done_callback(_retrieve)  # a cancelled request's error answer is nobody's concern
+        try:
+            result = await self._guard(answer, timeout)
+        except asyncio.CancelledError:
+            if not self._client.stopped:
+                self._client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+            raise
+        latency_ms = (seen["at"] - sent_at) * 1000
+        items = list(result.items if isinstance(result, lsp.InlineCompletionList) else (result or []))
+        if not items:
+            return InlineAnswer(None, latency_ms)
+        text = items[0].insert_text
+        return InlineAnswer(text if isinstance(text, str) else text.value, latency_ms, items[0],
+                            self._source(seen["statuses"]))
+
+    def _source(self, statuses: int) -> str:
+        """Which counter the request that sent status number `statuses` moved: cache, reuse or model."""
+        before, now = (self.statuses[i].get("completion") or {} if i >= 0 else {} for i in (statuses - 2, statuses - 1))
+        for key, source in (("cache_hits", "cache"), ("reuse_hits", "reuse")):
+            if now.get(key, 0) > before.get(key, 0):
+                return source
+        return "model"
+
+    def partially_accept(self, uri: str, offset: int, answer: InlineAnswer, chars: int) -> None:
+        """Accept the first `chars` code points of `answer` shown at `offset`: insert them (`didChange`)
+        and tell the server how much was taken (`acceptedLength` in the negotiated encoding's units)."""
+        if answer.item is None or answer.text is None:
+            raise ValueError("nothing was shown: there is nothing to accept")
+        accepted = answer.text[:chars]
+        self._client.protocol.notify(PARTIAL_ACCEPT, {
+            "item": self._client.protocol._converter.unstructure(answer.item),
+            "acceptedLength": self.encoding.units(accepted)})
+        self.type(uri, offset, offset, accepted)
+
+    def counters(self) -> dict[str, int]:
+        """The completion counters of the latest `flowedit/status` (current once an `inline()` returned:
+        the server sends them before its answer)."""
+        for status in reversed(self.statuses):
+            if status.get("completion"):
+                return dict(status["completion"])
+        return {}
 
     # ------------------------------------------------------------------ rewrites
     async def rewrite(self, uri: str, start: int, end: int, *, instruction: str | None = None,
@@ -286,6 +388,11 @@ class EditorClient:
     async def _drain(self, stream: asyncio.StreamReader) -> None:
         while line := await stream.readline():
             self._stderr.append(line.decode("utf-8", "replace").rstrip())
+
+
+def _retrieve(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _plain(obj: Any) -> Any:

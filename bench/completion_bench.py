@@ -1,0 +1,271 @@
+"""Inline-completion benchmark: typing sessions against `flowedit lsp`, side by side, medians over reps.
+
+Three parts, each a typist imitated by `flowedit.lspclient` (an editor with `textDocument.inlineCompletion`)
+against the real language server (subprocess, stdio) and the real gateway socket in this process, answered
+by the scripted model stand-in — not a model — at `--rate` tokens/s after `--first-token-ms`:
+
+- type along: a 40-character line typed one key at a time *along* the suggestion, one request per key;
+- diverge: k keys along the suggestion, then keys that leave it; every answer is checked against the text;
+- partial accept: a 100-character suggestion accepted word by word (`didPartiallyAcceptCompletion`).
+
+Keys are paced with `asyncio.sleep` (the typist's rhythm); results are awaited, never slept for.
+See bench/README.md for the columns.
+
+    .venv/bin/python bench/completion_bench.py [--reps N] [--keys-ms 30,80,150] [--first-token-ms 50,300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import re
+import statistics
+import sys
+from typing import Any, Iterable, Sequence
+
+from flowedit.engines.gateway import Gateway
+from flowedit.engines.scripted import ScriptedEngine
+from flowedit.lspclient import SERVER_COMMAND, EditorClient, InlineAnswer
+
+LINE = "compute_the_answer(alpha, beta, gamma_1)"  # the suggestion typed along: 40 characters
+LINE_DOC = "import os\n\nresult = \n\nprint(result)  # after\n"
+LINE_AT = LINE_DOC.index("result = ") + len("result = ")
+DIVERGE = "zebra_beta(2)"  # typed after k characters of LINE; no suffix of LINE starts like it
+LONG = "build_request(url='https://example.com/api/items', timeout=30, retries=5, backoff=0.25, verify=True)"
+LONG_DOC = "req = \nsend(req)\n"
+LONG_AT = len("req = ")
+WORD = re.compile(r"\W*\w+|\W+")  # accept-next-word: the punctuation before a word goes with it
+ACCEPT_PACE_S = 0.15  # between word accepts: a reader pressing Ctrl+→
+COUNTERS = ("requests", "model_calls", "cache_hits", "reuse_hits", "cancellations", "interrupted_streams")
+assert len(LINE) == 40 and len(LONG) == 100
+
+# (key, header, kind) per table, kind: "n" a count (a median over reps may end in .5), "ms", "ratio", "text";
+# widths follow the headers
+TYPE_ALONG = [
+    ("keys_ms", "key ms", "n"), ("first_token_ms", "1st tok ms", "n"), ("cancels", "editor cancels", "text"),
+    ("requests", "requests", "n"), ("naive", "naive calls", "n"), ("model_calls", "model calls", "n"),
+    ("calls_per_key", "calls/key", "ratio"), ("cache_hits", "cache", "n"), ("reuse_hits", "reuse", "n"),
+    ("cancellations", "cancelled", "n"), ("interrupted_streams", "interrupted", "n"), ("shown", "shown", "n"),
+    ("stale", "stale", "n"), ("hit_p50", "hit p50 ms", "ms"), ("hit_p90", "hit p90 ms", "ms"),
+    ("model_p50", "model p50 ms", "ms"), ("model_p90", "model p90 ms", "ms"),
+]
+DIVERGING = [
+    ("k", "k", "n"), ("keys_ms", "key ms", "n"), ("first_token_ms", "1st tok ms", "n"), ("requests", "requests", "n"),
+    ("model_calls", "model calls", "n"), ("calls_per_key", "calls/key", "ratio"), ("cache_hits", "cache", "n"),
+    ("reuse_hits", "reuse", "n"), ("cancellations", "cancelled", "n"), ("interrupted_streams", "interrupted", "n"),
+    ("shown", "shown", "n"), ("stale", "stale", "n"), ("fresh_at_end", "fresh at end", "n"),
+    ("last_ms", "last ms", "ms"),
+]
+PARTIAL = [
+    ("first_token_ms", "1st tok ms", "n"), ("accepts", "accepts", "n"), ("requests", "requests", "n"),
+    ("model_calls", "model calls", "n"), ("cache_hits", "cache", "n"), ("reuse_hits", "reuse", "n"),
+    ("stale", "stale", "n"), ("first_ms", "first ms", "ms"), ("next_p50", "next p50 ms", "ms"),
+    ("next_p90", "next p90 ms", "ms"),
+]
+
+
+class Typist:
+    """One editor and its language server, against one stand-in; each session uses a fresh document."""
+
+    def __init__(self, editor: EditorClient) -> None:
+        self.editor = editor
+        self.sessions = 0
+
+    def new_document(self, text: str) -> str:
+        self.sessions += 1
+        uri = f"file:///bench/s{self.sessions}.py"
+        self.editor.open(uri, text)
+        return uri
+
+    async def type_line(self, typed: str, keys_s: float, cancels: bool) -> tuple[list[InlineAnswer | None], dict]:
+        """Type `typed` at the end of `result = `, one request per position, never waiting for answers.
+
+        `cancels`: like VS Code, the editor sends `$/cancelRequest` for a request still open when the next key
+        is typed. A cancelled request's answer is None."""
+        editor = self.editor
+        uri, before = self.new_document(LINE_DOC), editor.counters()
+        requests: list[asyncio.Task] = []
+        for i in range(len(typed) + 1):
+            requests.append(asyncio.create_task(editor.inline(uri, LINE_AT + i)))
+            if i == len(typed):
+                break
+            await asyncio.sleep(keys_s)  # ok: the typist's rhythm, not a wait for a result
+            if cancels and not requests[-1].done():
+                requests[-1].cancel()
+            editor.type(uri, LINE_AT + i, LINE_AT + i, typed[i])
+        answers = await asyncio.gather(*requests, return_exceptions=True)
+        for answer in answers:
+            if isinstance(answer, BaseException) and not isinstance(answer, asyncio.CancelledError):
+                raise answer
+        editor.close(uri)
+        return [a if isinstance(a, InlineAnswer) else None for a in answers], _delta(editor.counters(), before)
+
+    async def accept_by_words(self) -> tuple[InlineAnswer, list[InlineAnswer], int, dict]:
+        """Invoke a suggestion at `req = `, then accept it word by word, asking again after each word."""
+        editor = self.editor
+        uri, before = self.new_document(LONG_DOC), editor.counters()
+        first = answer = await editor.inline(uri, LONG_AT, invoked=True)
+        if first.text != LONG:
+            raise RuntimeError(f"the invoked suggestion is {first.text!r}, expected the 100-character line")
+        follow_ups, done, accepts = [], 0, 0
+        for word in WORD.findall(LONG):
+            if answer.text is None:
+                break  # nothing shown: nothing left to accept
+            editor.partially_accept(uri, LONG_AT + done, answer, len(word))
+            done, accepts = done + len(word), accepts + 1
+            if done == len(LONG):
+                break
+            await asyncio.sleep(ACCEPT_PACE_S)  # ok: the reader's rhythm
+            answer = await editor.inline(uri, LONG_AT + done)
+            follow_ups.append((done, answer))
+        editor.close(uri)
+        return first, follow_ups, accepts, _delta(editor.counters(), before)
+
+
+def _delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    return {k: after.get(k, 0) - before.get(k, 0) for k in COUNTERS}
+
+
+def stale(answer: InlineAnswer | None, typed: str, suggestion: str) -> bool:
+    """An answer is fresh (the stand-in's whole answer, from a model call for this cursor) or the rest of
+    the suggestion after what was typed; anything else is stale — left over from another context."""
+    if answer is None or answer.text is None or answer.text == suggestion:
+        return False
+    return not (suggestion.startswith(typed) and answer.text == suggestion[len(typed):])
+
+
+def latencies(answers: Iterable[InlineAnswer | None], sources: set[str]) -> list[float]:
+    return [a.latency_ms for a in answers if a is not None and a.text is not None and a.source in sources]
+
+
+def p50(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def p90(values: Sequence[float]) -> float | None:
+    if len(values) < 2:
+        return values[0] if values else None
+    return statistics.quantiles(values, n=10, method="inclusive")[-1]
+
+
+async def type_along(typist: Typist, keys_ms: float, first_token_ms: float, cancels: bool, reps: int) -> dict:
+    runs, answers = [], []
+    for _ in range(reps):
+        got, counters = await typist.type_line(LINE, keys_ms / 1000, cancels)
+        answers += got
+        runs.append({**counters, "naive": counters["requests"], "calls_per_key": counters["model_calls"] / len(LINE),
+                     "shown": sum(1 for a in got if a is not None and a.text is not None),
+                     "stale": sum(stale(a, LINE[:i], LINE) for i, a in enumerate(got))})
+    hits, model = latencies(answers, {"cache", "reuse"}), latencies(answers, {"model"})
+    return {**_medians(runs), "stale": sum(r["stale"] for r in runs), "keys_ms": keys_ms,
+            "first_token_ms": first_token_ms, "cancels": "yes" if cancels else "no",
+            "hit_p50": p50(hits), "hit_p90": p90(hits), "model_p50": p50(model), "model_p90": p90(model)}
+
+
+async def diverge(typist: Typist, k: int, keys_ms: float, first_token_ms: float, reps: int) -> dict:
+    typed = LINE[:k] + DIVERGE
+    runs = []
+    for _ in range(reps):
+        got, counters = await typist.type_line(typed, keys_ms / 1000, cancels=False)
+        last = got[-1]
+        runs.append({**counters, "calls_per_key": counters["model_calls"] / len(typed),
+                     "shown": sum(1 for a in got if a is not None and a.text is not None),
+                     "stale": sum(stale(a, typed[:i], LINE) for i, a in enumerate(got)),
+                     "fresh_at_end": int(last is not None and last.text == LINE),
+                     "last_ms": last.latency_ms if last is not None else float("nan")})
+    return {**_medians(runs), "stale": sum(r["stale"] for r in runs),
+            "fresh_at_end": sum(r["fresh_at_end"] for r in runs), "k": k, "keys_ms": keys_ms,
+            "first_token_ms": first_token_ms}
+
+
+async def partial_accept(typist: Typist, first_token_ms: float, reps: int) -> dict:
+    runs, follow = [], []
+    for _ in range(reps):
+        first, follow_ups, accepts, counters = await typist.accept_by_words()
+        follow += [a for _, a in follow_ups]
+        runs.append({**counters, "accepts": accepts, "first_ms": first.latency_ms,
+                     "stale": sum(a.text is None or stale(a, LONG[:at], LONG) for at, a in follow_ups)})
+    times = latencies(follow, {"cache", "reuse", "model"})
+    return {**_medians(runs), "stale": sum(r["stale"] for r in runs), "first_token_ms": first_token_ms,
+            "next_p50": p50(times), "next_p90": p90(times)}
+
+
+def _medians(runs: list[dict[str, Any]]) -> dict[str, float]:
+    return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+
+
+def cell(value: Any, kind: str, width: int) -> str:
+    if value is None or value != value:  # no such requests (None) or no answer (nan)
+        return f"{'–':>{width}}"
+    if kind == "text":
+        return f"{value:>{width}}"
+    places = {"ms": 1, "ratio": 3}.get(kind, 0 if float(value).is_integer() else 1)
+    return f"{value:>{width},.{places}f}"
+
+
+def table(columns: list[tuple[str, str, str]], rows: list[dict]) -> str:
+    widths = [max(len(title), 6) for _, title, _ in columns]
+    lines = ["  ".join(f"{title:>{w}}" for (_, title, _), w in zip(columns, widths))]
+    lines += ["  ".join(cell(row.get(key), kind, w) for (key, _, kind), w in zip(columns, widths)) for row in rows]
+    return "\n".join(lines)
+
+
+async def with_stand_in(answer: str, first_token_ms: float, rate: float, work) -> None:
+    """Run `await work(typist)` against a fresh stand-in (in this process) and a fresh `flowedit lsp`."""
+    async with Gateway(ScriptedEngine(answer, rate=rate, first_token_ms=first_token_ms)) as gateway:
+        command = (*SERVER_COMMAND, "--endpoint", gateway.url)
+        async with EditorClient({"model": "scripted"}, command=command) as editor:
+            typist = Typist(editor)
+            await typist.type_line("", 0, cancels=False)  # opens the model link: not counted
+            await work(typist)
+
+
+async def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=5, help="sessions per row (default: %(default)s)")
+    parser.add_argument("--keys-ms", default="30,80,150", help="pauses between keys, ms (default: %(default)s)")
+    parser.add_argument("--first-token-ms", default="50,300",
+                        help="the stand-in's delay before its first token, ms (default: %(default)s)")
+    parser.add_argument("--rate", type=float, default=1000, help="stand-in tokens/s (default: %(default)s)")
+    parser.add_argument("--diverge-at", default="3,20", help="k: keys along the suggestion before leaving it")
+    args = parser.parse_args(argv)
+    keys = [float(v) for v in args.keys_ms.split(",")]
+    first_tokens = [float(v) for v in args.first_token_ms.split(",")]
+    ks = [int(v) for v in args.diverge_at.split(",")]
+    cancel_keys = 80.0 if 80.0 in keys else keys[len(keys) // 2]
+
+    print(f"flowedit completion benchmark — scripted model stand-in (not a model) at {args.rate:g} tok/s, "
+          f"{args.reps} sessions per row; counts are medians, latencies pooled over the sessions")
+    print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}; `flowedit lsp` in a "
+          f"subprocess, gateway in this process, editor = flowedit.lspclient (inlineCompletion, utf-16)")
+
+    along, diverging, partial = [], [], []
+    for first_token_ms in first_tokens:
+        async def rows(typist: Typist) -> None:
+            for keys_ms in keys:
+                along.append(await type_along(typist, keys_ms, first_token_ms, False, args.reps))
+            along.append(await type_along(typist, cancel_keys, first_token_ms, True, args.reps))
+            for k in ks:
+                diverging.append(await diverge(typist, k, cancel_keys, first_token_ms, args.reps))
+
+        async def long(typist: Typist) -> None:
+            partial.append(await partial_accept(typist, first_token_ms, args.reps))
+
+        await with_stand_in(LINE + "\nnext_line()\n", first_token_ms, args.rate, rows)
+        await with_stand_in(LONG + "\n", first_token_ms, args.rate, long)
+
+    print(f"\ntype along — {len(LINE)} keys along the suggestion, a request per position ({len(LINE) + 1}); "
+          "naive = one model call per request; hit = answered from cache or a running answer")
+    print(table(TYPE_ALONG, along))
+    print(f"\ndiverge — k keys along the suggestion, then {DIVERGE!r} ({len(DIVERGE)} keys) that leaves it; "
+          f"{cancel_keys:g} ms between keys; fresh at end / stale: sessions / answers out of all reps")
+    print(table(DIVERGING, diverging))
+    print(f"\npartial accept — an invoked {len(LONG)}-character suggestion accepted word by word, a request "
+          "after each word; next = those follow-up requests")
+    print(table(PARTIAL, partial))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
