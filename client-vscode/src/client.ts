@@ -1,0 +1,237 @@
+/**
+ * The language client: starts `flowedit lsp` over stdio, sends settings, forwards status and progress,
+ * keeps the inline items VS Code shows (for partial accepts), and sends the server's commands.
+ */
+
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type * as vscode from 'vscode';
+import {
+  DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, State,
+  type LanguageClientOptions, type Middleware, type ServerOptions,
+} from 'vscode-languageclient/node';
+import { findPartialAccept, type ShownItem } from './partial';
+import { RestartQueue } from './restart';
+import { serverEnv, serverLaunch, toServerSettings, type ServerInfo, type ServerLaunch, type ServerSettings } from './settings';
+import type { Connection, StatusNotification } from './status';
+import * as api from './vscodeapi';
+
+export const STATUS_NOTIFICATION = 'flowedit/status';
+export const PARTIAL_ACCEPT_NOTIFICATION = 'textDocument/didPartiallyAcceptCompletion';
+
+/** What the client reports to the rest of the extension. */
+export interface ClientEvents {
+  connection(state: Connection, error?: string): void;
+  status(n: StatusNotification): void;
+  progress(token: string | number, value: { kind: string; message?: string }): void;
+  /** A partial accept was forwarded to the server. */
+  partialAccept?(acceptedLength: number): void;
+}
+
+/** Why the server cannot be started, in the user's words, with the one command that fixes it. */
+export class NotInstalled extends Error {
+  constructor(message: string, readonly installCommand: string) { super(message); }
+}
+
+interface ShownItems {
+  uri: string;
+  items: ShownItem[];
+  raw: unknown[];
+}
+
+export class FloweditClient {
+  private client: LanguageClient | undefined;
+  private readonly restarts = new RestartQueue(() => this.restartNow());
+  private shown: ShownItems | undefined;
+
+  constructor(
+    private readonly info: ServerInfo,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly events: ClientEvents,
+    private readonly apiKey: () => Promise<string | undefined>,
+  ) {}
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** (Re)start the server; requests made while one runs are folded into one more. Never throws. */
+  restart(): Promise<void> {
+    return this.restarts.request();
+  }
+
+  async stop(): Promise<void> {
+    const old = this.client;
+    this.client = undefined;
+    if (old) {
+      try {
+        await old.stop(3000);
+      } catch (e) {
+        this.log.warn(`stopping the server: ${String(e)}`);
+      }
+      await old.dispose().catch(() => undefined);
+    }
+  }
+
+  /** Settings changed that a running server can take as they are. */
+  async settingsChanged(): Promise<void> {
+    if (!this.running) return;
+    await this.client!.sendNotification(DidChangeConfigurationNotification.type, { settings: this.settings() })
+      .catch(e => this.log.warn(`didChangeConfiguration: ${String(e)}`));
+  }
+
+  /** `workspace/executeCommand` of a server command with its one object argument. */
+  async command<T>(command: string, argument: object): Promise<T> {
+    if (!this.running) throw new Error('the FlowEdit server is not running (see the FlowEdit log)');
+    return this.client!.sendRequest(ExecuteCommandRequest.type, { command, arguments: [argument] }) as Promise<T>;
+  }
+
+  /** The LSP range of a VS Code range (UTF-16 positions, as negotiated). */
+  lspRange(range: vscode.Range) {
+    return this.client!.code2ProtocolConverter.asRange(range);
+  }
+
+  /** Runs VS Code's accept-word/line command, then tells the server how much of the item was taken. */
+  async acceptPartially(vscodeCommand: string): Promise<void> {
+    const before = api.activeEditor();
+    const shown = this.shown;
+    await api.executeCommand(vscodeCommand);
+    const editor = api.activeEditor();
+    if (!editor || editor !== before || !shown || shown.uri !== editor.document.uri.toString() || !this.running) return;
+    const doc = editor.document;
+    const found = findPartialAccept(shown.items, doc.getText(), doc.offsetAt(editor.selection.active));
+    if (!found) return;
+    this.log.debug(`partial accept of ${found.acceptedLength} UTF-16 units`);
+    try {
+      await this.client!.sendNotification(PARTIAL_ACCEPT_NOTIFICATION,
+        { item: shown.raw[found.index], acceptedLength: found.acceptedLength });
+      this.events.partialAccept?.(found.acceptedLength);
+    } catch (e) {
+      this.log.warn(`${PARTIAL_ACCEPT_NOTIFICATION}: ${String(e)}`);
+    }
+  }
+
+  private settings(): ServerSettings {
+    return toServerSettings(api.setting);
+  }
+
+  private async restartNow(): Promise<void> {
+    await this.stop();
+    this.events.connection('starting');
+    const launch = serverLaunch(api.setting, this.info);
+    try {
+      await preflight(launch, this.info);
+    } catch (e) {
+      return this.failed(e);
+    }
+    const settings = this.settings();
+    const serverOptions: ServerOptions = {
+      // no `transport`: TransportKind.stdio would append `--stdio` to the arguments
+      command: launch.command, args: launch.args,
+      options: { env: serverEnv(process.env, settings, await this.apiKey()) },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+      outputChannel: this.log,
+      initializationOptions: settings,
+      middleware: this.middleware(),
+    };
+    const client = new LanguageClient(this.info.module, this.info.name, serverOptions, clientOptions);
+    this.client = client;
+    client.onDidChangeState(e => {
+      if (this.client !== client) return;
+      if (e.newState === State.Running) this.events.connection('running');
+      else if (e.newState === State.Stopped) this.events.connection('stopped');
+    });
+    client.onNotification(STATUS_NOTIFICATION, (n: StatusNotification) => this.events.status(n));
+    this.log.info(`starting ${launch.command} ${launch.args.join(' ')}`);
+    try {
+      await client.start();
+      this.events.connection('running');
+    } catch (e) {
+      if (this.client === client) this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      return this.failed(e);
+    }
+  }
+
+  private failed(e: unknown): void {
+    const message = e instanceof Error ? e.message : String(e);
+    this.log.error(`the server did not start: ${message}`);
+    this.events.connection('error', message);
+    const buttons = e instanceof NotInstalled ? ['Copy Install Command', 'Open Log'] : ['Open Log'];
+    void api.showError(`FlowEdit: ${message}`, ...buttons).then(choice => {
+      if (choice === 'Open Log') this.log.show();
+      if (choice === 'Copy Install Command' && e instanceof NotInstalled) void api.copyToClipboard(e.installCommand);
+    });
+  }
+
+  private middleware(): Middleware {
+    return {
+      handleWorkDoneProgress: (token, params, next) => {
+        this.events.progress(token, params as { kind: string; message?: string });
+        next(token, params);
+      },
+      provideInlineCompletionItems: async (document, position, context, token, next) => {
+        if (api.setting('inline.enabled') === false) return null;
+        const result = await next(document, position, context, token);
+        const items = Array.isArray(result) ? result : result?.items ?? [];
+        this.shown = {
+          uri: document.uri.toString(),
+          items: items.map(i => ({
+            insertText: typeof i.insertText === 'string' ? i.insertText : i.insertText.value,
+            start: document.offsetAt(i.range?.start ?? position),
+          })),
+          raw: items.map(i => this.asLspItem(i, position)),
+        };
+        return result;
+      },
+    };
+  }
+
+  private asLspItem(item: vscode.InlineCompletionItem, position: vscode.Position): object {
+    const c2p = this.client!.code2ProtocolConverter;
+    return {
+      insertText: typeof item.insertText === 'string' ? item.insertText : item.insertText.value,
+      range: c2p.asRange(item.range ?? { start: position, end: position } as vscode.Range),
+      ...(item.filterText !== undefined ? { filterText: item.filterText } : {}),
+      ...(item.command ? { command: { title: item.command.title, command: item.command.command,
+                                      arguments: item.command.arguments } } : {}),
+    };
+  }
+}
+
+/** Fails with NotInstalled when the interpreter, the command or the flowedit module is missing. */
+async function preflight(launch: ServerLaunch, info: ServerInfo): Promise<void> {
+  if (!onPath(launch.command)) {
+    const what = launch.via === 'python' ? 'Python interpreter' : 'server command';
+    throw new NotInstalled(`the ${what} "${launch.command}" was not found; set flowedit.server.${launch.via} ` +
+                           `or install the server with: ${launch.installHint}`, launch.installHint);
+  }
+  if (launch.via !== 'python') return;
+  const probe = await new Promise<{ code: number | null; stderr: string }>(resolve => {
+    execFile(launch.command, ['-c', `import ${info.module}.cli`], { timeout: 20000 }, (err, _out, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr: String(stderr) }));
+  });
+  if (probe.code !== 0) {
+    const missing = /No module named/.test(probe.stderr);
+    throw new NotInstalled(missing
+      ? `${info.name} is not installed for ${launch.command}. Install it with: ${launch.installHint}`
+      : `${launch.command} cannot load ${info.module}: ${probe.stderr.trim().split('\n').pop()}`, launch.installHint);
+  }
+}
+
+function onPath(command: string): boolean {
+  if (command.includes('/') || command.includes(path.sep)) return isExecutable(command);
+  return (process.env.PATH ?? '').split(path.delimiter).some(dir => dir && isExecutable(path.join(dir, command)));
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}

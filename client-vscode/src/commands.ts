@@ -1,0 +1,93 @@
+/** The user's commands: rewrite, stop, redirect, revert, API key. Each turns into one server command. */
+
+import type { FloweditClient } from './client';
+import { DEFAULT_PRESETS, toServerSettings } from './settings';
+import type { StatusBar } from './statusbar';
+import * as api from './vscodeapi';
+
+export const SECRET_KEY = 'flowedit.apiKey';
+
+interface RewriteStarted { id: string; mode: string }
+
+export class Commands {
+  /** The latest rewrite started from this window, per document (redirect targets it). */
+  private readonly lastRewrite = new Map<string, string>();
+
+  constructor(
+    private readonly client: FloweditClient,
+    private readonly status: StatusBar,
+    private readonly secrets: { store(k: string, v: string): Thenable<void>; delete(k: string): Thenable<void> },
+  ) {}
+
+  async rewriteSelection(): Promise<void> {
+    const editor = api.activeEditor();
+    if (!editor || editor.selection.isEmpty) {
+      void api.showInfo('FlowEdit: select the code to rewrite first.');
+      return;
+    }
+    const presets = toServerSettings(api.setting).rewrite.presets ?? DEFAULT_PRESETS;
+    const instruction = await api.pickOrType('FlowEdit: Rewrite Selection',
+      'Pick a preset or type an instruction and press Enter',
+      presets.map(p => ({ label: p.title, detail: p.instruction, value: p.instruction })),
+      typed => `$(edit) ${typed}`);
+    if (instruction === undefined) return;
+    await this.run(async () => {
+      const uri = editor.document.uri.toString();
+      const started = await this.client.command<RewriteStarted>('flowedit.rewrite',
+        { uri, range: this.client.lspRange(editor.selection), instruction });
+      this.lastRewrite.set(uri, started.id);
+      this.status.rewriteStarted(started.id);
+    });
+  }
+
+  /** Escape while a rewrite streams: stop the rewrites of this document (all, outside an editor). */
+  async interrupt(): Promise<void> {
+    const editor = api.activeEditor();
+    await this.run(async () => {
+      const here = editor ? await this.client.command<unknown[]>('flowedit.interrupt', { uri: editor.document.uri.toString() }) : [];
+      if (here.length === 0) await this.client.command('flowedit.interrupt', {});  // it streams into another file
+    });
+  }
+
+  async redirect(): Promise<void> {
+    const editor = api.activeEditor();
+    const running = this.status.current.running;
+    const id = (editor && this.lastRewrite.get(editor.document.uri.toString())) ?? running[running.length - 1];
+    if (!id || !running.includes(id)) {
+      void api.showInfo('FlowEdit: no rewrite is running to redirect.');
+      return;
+    }
+    const instruction = await api.askText('New instruction for the running rewrite (the partial answer stays as context)');
+    if (!instruction?.trim()) return;
+    await this.run(() => this.client.command('flowedit.redirect', { id, instruction: instruction.trim() }));
+  }
+
+  async revert(): Promise<void> {
+    const editor = api.activeEditor();
+    if (!editor) return;
+    await this.run(() => this.client.command('flowedit.revert', { uri: editor.document.uri.toString() }));
+  }
+
+  async setApiKey(): Promise<void> {
+    const key = await api.askText('API key for the model endpoint (kept in VS Code\'s secret storage)',
+      { password: true, placeHolder: 'sk-…' });
+    if (!key?.trim()) return;
+    await this.secrets.store(SECRET_KEY, key.trim());
+    await this.client.restart();  // the key reaches the server through its environment
+  }
+
+  async clearApiKey(): Promise<void> {
+    await this.secrets.delete(SECRET_KEY);
+    await this.client.restart();
+  }
+
+  /** The server explains refusals itself (window/showMessage); anything else is shown here. */
+  private async run(action: () => Promise<unknown>): Promise<void> {
+    try {
+      await action();
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      void api.showWarning(`FlowEdit: ${message}`);
+    }
+  }
+}

@@ -1,0 +1,51 @@
+/** Wires the parts together; holds no logic of its own. */
+
+import { FloweditClient } from './client';
+import { Commands, SECRET_KEY } from './commands';
+import { RESTART_KEYS, type ServerInfo } from './settings';
+import { StatusBar } from './statusbar';
+import { testTrace } from './testhook';
+import * as api from './vscodeapi';
+
+let client: FloweditClient | undefined;
+
+export async function activate(context: api.ExtensionContext): Promise<void> {
+  const info = api.packageJson(context).serverInfo as ServerInfo;
+  const log = api.createOutputChannel(info.name);
+  const { trace, disposables } = testTrace();
+  const status = new StatusBar('flowedit.showLog', text => trace('status', { text }));
+  const secrets = api.secrets(context);
+  client = new FloweditClient(info, log, {
+    connection: (state, error) => { status.connection(state, error); trace('connection', { state, error }); },
+    status: n => status.serverStatus(n),
+    progress: (token, value) => status.progress(token, value),
+    partialAccept: acceptedLength => trace('partialAccept', { acceptedLength }),
+  }, () => Promise.resolve(secrets.get(SECRET_KEY)));
+  const commands = new Commands(client, status, secrets);
+  const c = client;
+
+  context.subscriptions.push(
+    log, status, ...disposables,
+    api.registerCommand('flowedit.rewriteSelection', () => commands.rewriteSelection()),
+    api.registerCommand('flowedit.interruptRewrite', () => commands.interrupt()),
+    api.registerCommand('flowedit.redirectRewrite', () => commands.redirect()),
+    api.registerCommand('flowedit.revertLastRewrite', () => commands.revert()),
+    api.registerCommand('flowedit.setApiKey', () => commands.setApiKey()),
+    api.registerCommand('flowedit.clearApiKey', () => commands.clearApiKey()),
+    api.registerCommand('flowedit.restartServer', () => c.restart()),
+    api.registerCommand('flowedit.showLog', () => log.show()),
+    api.registerCommand('flowedit.acceptNextWord', () => c.acceptPartially('editor.action.inlineSuggest.acceptNextWord')),
+    api.registerCommand('flowedit.acceptNextLine', () => c.acceptPartially('editor.action.inlineSuggest.acceptNextLine')),
+    api.onSettingsChanged(affects => {
+      trace('settings', { endpoint: api.setting('endpoint'), inline: api.setting('inline.enabled') });
+      if (RESTART_KEYS.some(affects)) void c.restart();
+      else if (affects('flowedit')) void c.settingsChanged();
+    }),
+    { dispose: () => void c.stop() },
+  );
+  await client.restart();
+}
+
+export function deactivate(): Promise<void> | undefined {
+  return client?.stop();
+}

@@ -1,0 +1,118 @@
+/** Pure: VS Code settings → the server's settings object, and how to start the server. No vscode import. */
+
+export interface Preset {
+  title: string;
+  instruction: string;
+}
+
+/** What the server reads from initializationOptions / workspace/didChangeConfiguration (settings.py). */
+export interface ServerSettings {
+  endpoint?: string;
+  model?: string;
+  upstream?: string;
+  api_key_env: string;
+  multiplex: 'auto' | 'on' | 'off';
+  exclude?: string[];
+  inline: { enabled: boolean };
+  rewrite: {
+    mode: 'auto' | 'replace' | 'diff';
+    diff_threshold_lines: number;
+    context_tokens: number;
+    presets?: Preset[];
+  };
+}
+
+/** Reads one `flowedit.*` setting by its key below `flowedit.` (e.g. `rewrite.mode`). */
+export type SettingReader = (key: string) => unknown;
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
+const int = (v: unknown, fallback: number, min: number): number =>
+  typeof v === 'number' && Number.isInteger(v) && v >= min ? v : fallback;
+const oneOf = <T extends string>(v: unknown, allowed: readonly T[], fallback: T): T =>
+  allowed.includes(v as T) ? (v as T) : fallback;
+
+function presets(v: unknown): Preset[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  return v.filter((p): p is Preset => typeof p?.title === 'string' && typeof p?.instruction === 'string' && p.title !== '')
+    .map(p => ({ title: p.title, instruction: p.instruction }));
+}
+
+/**
+ * The server's settings from the contributed ones. Empty strings and nulls are left out, so the
+ * server's own defaults (and its FLOWEDIT_ENDPOINT / FLOWEDIT_MODEL environment) apply.
+ */
+export function toServerSettings(get: SettingReader): ServerSettings {
+  const out: ServerSettings = {
+    api_key_env: text(get('apiKeyEnv')) ?? 'OPENAI_API_KEY',
+    multiplex: oneOf(get('multiplex'), ['auto', 'on', 'off'] as const, 'auto'),
+    inline: { enabled: get('inline.enabled') !== false },
+    rewrite: {
+      mode: oneOf(get('rewrite.mode'), ['auto', 'replace', 'diff'] as const, 'auto'),
+      diff_threshold_lines: int(get('rewrite.diffThresholdLines'), 40, 1),
+      context_tokens: int(get('rewrite.contextTokens'), 2000, 0),
+    },
+  };
+  const endpoint = text(get('endpoint'));
+  const model = text(get('model'));
+  const upstream = text(get('upstream'));
+  if (endpoint) out.endpoint = endpoint;
+  if (model) out.model = model;
+  if (upstream) out.upstream = upstream;
+  const exclude = get('exclude');
+  if (Array.isArray(exclude)) out.exclude = exclude.filter((g): g is string => typeof g === 'string');
+  const ps = presets(get('rewrite.presets'));
+  if (ps) out.rewrite.presets = ps;
+  return out;
+}
+
+/** The default presets of the server, for the quick pick when the user has not configured any. */
+export const DEFAULT_PRESETS: Preset[] = [
+  { title: 'Fix bugs', instruction: 'Fix any bugs in this code. Keep its behaviour otherwise.' },
+  { title: 'Simplify', instruction: 'Simplify this code without changing what it does.' },
+  { title: 'Add type hints', instruction: 'Add precise type hints.' },
+  { title: 'Add docstring', instruction: 'Add a concise docstring.' },
+];
+
+/** How the server process is started. */
+export interface ServerLaunch {
+  command: string;
+  args: string[];
+  /** `python` when started as `python -m <module>.cli lsp`, so that "not installed" can be told apart. */
+  via: 'command' | 'python';
+  /** The one command that installs the server for this launch. */
+  installHint: string;
+}
+
+/** Identity of the server, defined once in package.json (`serverInfo`). */
+export interface ServerInfo {
+  name: string;
+  module: string;
+  installCommand: string;
+}
+
+/** `flowedit.server.command` wins; otherwise `flowedit.server.python -m flowedit.cli lsp`. */
+export function serverLaunch(get: SettingReader, info: ServerInfo): ServerLaunch {
+  const python = text(get('server.python')) ?? 'python3';
+  const installHint = `${quote(python)} ${info.installCommand}`;
+  const cmd = get('server.command');
+  if (Array.isArray(cmd) && cmd.length > 0 && cmd.every(c => typeof c === 'string') && cmd[0].trim() !== '') {
+    return { command: cmd[0], args: cmd.slice(1), via: 'command', installHint };
+  }
+  return { command: python, args: ['-m', `${info.module}.cli`, 'lsp'], via: 'python', installHint };
+}
+
+/** The environment of the server process: the editor's, plus the stored API key under its variable. */
+export function serverEnv(base: Record<string, string | undefined>, settings: ServerSettings,
+                          apiKey: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
+  if (apiKey) env[settings.api_key_env] = apiKey;
+  return env;
+}
+
+/** Settings whose change needs a new server process rather than a didChangeConfiguration. */
+export const RESTART_KEYS = ['flowedit.server', 'flowedit.apiKeyEnv'];
+
+function quote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}

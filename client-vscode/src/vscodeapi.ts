@@ -1,0 +1,127 @@
+/** The one module that calls `vscode.*` at run time; everything else takes its types or goes through here. */
+
+import * as vscode from 'vscode';
+
+export type Disposable = vscode.Disposable;
+export type TextEditor = vscode.TextEditor;
+export type TextDocument = vscode.TextDocument;
+export type ExtensionContext = vscode.ExtensionContext;
+
+const SECTION = 'flowedit';
+
+/** Reads `flowedit.<key>`. */
+export function setting(key: string): unknown {
+  return vscode.workspace.getConfiguration(SECTION).get(key);
+}
+
+export function onSettingsChanged(listener: (affects: (section: string) => boolean) => void): Disposable {
+  return vscode.workspace.onDidChangeConfiguration(e => listener(s => e.affectsConfiguration(s)));
+}
+
+export function registerCommand(id: string, run: (...args: any[]) => unknown): Disposable {
+  return vscode.commands.registerCommand(id, run);
+}
+
+export function executeCommand<T = unknown>(id: string, ...args: unknown[]): Thenable<T> {
+  return vscode.commands.executeCommand<T>(id, ...args);
+}
+
+export function setContext(key: string, value: unknown): void {
+  void vscode.commands.executeCommand('setContext', key, value);
+}
+
+export function createOutputChannel(name: string): vscode.LogOutputChannel {
+  return vscode.window.createOutputChannel(name, { log: true });
+}
+
+export function activeEditor(): vscode.TextEditor | undefined {
+  return vscode.window.activeTextEditor;
+}
+
+export function onDocumentChanged(listener: (e: vscode.TextDocumentChangeEvent) => void): Disposable {
+  return vscode.workspace.onDidChangeTextDocument(listener);
+}
+
+export function showError(message: string, ...buttons: string[]): Thenable<string | undefined> {
+  return vscode.window.showErrorMessage(message, ...buttons);
+}
+
+export function showWarning(message: string, ...buttons: string[]): Thenable<string | undefined> {
+  return vscode.window.showWarningMessage(message, ...buttons);
+}
+
+export function showInfo(message: string, ...buttons: string[]): Thenable<string | undefined> {
+  return vscode.window.showInformationMessage(message, ...buttons);
+}
+
+export function copyToClipboard(text: string): Thenable<void> {
+  return vscode.env.clipboard.writeText(text);
+}
+
+export function askText(prompt: string, options: { password?: boolean; placeHolder?: string; value?: string } = {}):
+    Thenable<string | undefined> {
+  return vscode.window.showInputBox({ prompt, ignoreFocusOut: true, ...options });
+}
+
+export interface Choice {
+  label: string;
+  detail?: string;
+  /** What is answered when this choice is taken. */
+  value: string;
+}
+
+/**
+ * A quick pick of `choices` that also takes free text: whatever is typed becomes the first entry.
+ * Resolves to the chosen value, or undefined when dismissed.
+ */
+export function pickOrType(title: string, placeholder: string, choices: Choice[], typedLabel: (t: string) => string):
+    Promise<string | undefined> {
+  return new Promise(resolve => {
+    const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { value: string }>();
+    const base = choices.map(c => ({ label: c.label, detail: c.detail, value: c.value }));
+    qp.title = title;
+    qp.placeholder = placeholder;
+    qp.matchOnDetail = true;
+    qp.items = base;
+    let done = false;
+    const finish = (v: string | undefined) => { if (!done) { done = true; resolve(v); qp.dispose(); } };
+    qp.onDidChangeValue(v => {
+      const t = v.trim();
+      qp.items = t ? [{ label: typedLabel(t), value: t, alwaysShow: true }, ...base] : base;
+    });
+    qp.onDidAccept(() => {
+      const picked = qp.selectedItems[0] ?? qp.activeItems[0];
+      finish(picked ? picked.value : qp.value.trim() || undefined);
+    });
+    qp.onDidHide(() => finish(undefined));
+    qp.show();
+  });
+}
+
+export type Severity = 'normal' | 'warning' | 'error';
+
+/** The status bar item; `show` updates it. */
+export function createStatusItem(id: string, name: string, command: string) {
+  const item = vscode.window.createStatusBarItem(id, vscode.StatusBarAlignment.Right, 100);
+  item.name = name;
+  item.command = command;
+  item.show();
+  return {
+    show(text: string, tooltip: string, severity: Severity) {
+      item.text = text;
+      item.tooltip = tooltip;
+      item.backgroundColor = severity === 'normal' ? undefined
+        : new vscode.ThemeColor(severity === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
+    },
+    dispose: () => item.dispose(),
+  };
+}
+
+export function secrets(context: vscode.ExtensionContext): vscode.SecretStorage {
+  return context.secrets;
+}
+
+/** Package.json of this extension (the server's identity lives there, once). */
+export function packageJson(context: vscode.ExtensionContext): any {
+  return context.extension.packageJSON;
+}

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { serverEnv, serverLaunch, toServerSettings } from '../src/settings';
+
+const info = { name: 'FlowEdit', module: 'flowedit', installCommand: '-m pip install flowedit' };
+const reader = (values: Record<string, unknown>) => (key: string) => values[key];
+
+test('defaults leave endpoint, model, exclude and presets to the server', () => {
+  assert.deepEqual(toServerSettings(reader({})), {
+    api_key_env: 'OPENAI_API_KEY', multiplex: 'auto', inline: { enabled: true },
+    rewrite: { mode: 'auto', diff_threshold_lines: 40, context_tokens: 2000 },
+  });
+});
+
+test('contributed settings map to the server names', () => {
+  const s = toServerSettings(reader({
+    endpoint: ' ws://127.0.0.1:9/v1/responses ', model: 'scripted', upstream: 'openai', apiKeyEnv: 'MY_KEY',
+    multiplex: 'off', exclude: ['*.secret', 3], 'inline.enabled': false, 'rewrite.mode': 'diff',
+    'rewrite.diffThresholdLines': 10, 'rewrite.contextTokens': 0,
+    'rewrite.presets': [{ title: 'Shout', instruction: 'Use capitals.' }, { title: '', instruction: 'x' }, 'bad'],
+  }));
+  assert.deepEqual(s, {
+    endpoint: 'ws://127.0.0.1:9/v1/responses', model: 'scripted', upstream: 'openai', api_key_env: 'MY_KEY',
+    multiplex: 'off', exclude: ['*.secret'], inline: { enabled: false },
+    rewrite: { mode: 'diff', diff_threshold_lines: 10, context_tokens: 0,
+               presets: [{ title: 'Shout', instruction: 'Use capitals.' }] },
+  });
+});
+
+test('invalid values fall back to defaults instead of reaching the server', () => {
+  const s = toServerSettings(reader({ multiplex: 'sometimes', 'rewrite.mode': 42, 'rewrite.diffThresholdLines': 0,
+                                      'rewrite.contextTokens': 1.5, endpoint: '', apiKeyEnv: '  ' }));
+  assert.equal(s.multiplex, 'auto');
+  assert.equal(s.rewrite.mode, 'auto');
+  assert.equal(s.rewrite.diff_threshold_lines, 40);
+  assert.equal(s.rewrite.context_tokens, 2000);
+  assert.equal(s.api_key_env, 'OPENAI_API_KEY');
+  assert.ok(!('endpoint' in s));
+});
+
+test('the server starts from python -m flowedit.cli lsp unless a command is set', () => {
+  assert.deepEqual(serverLaunch(reader({ 'server.python': '/venv/bin/python' }), info), {
+    command: '/venv/bin/python', args: ['-m', 'flowedit.cli', 'lsp'], via: 'python',
+    installHint: '/venv/bin/python -m pip install flowedit',
+  });
+  assert.deepEqual(serverLaunch(reader({}), info).command, 'python3');
+  const cmd = serverLaunch(reader({ 'server.command': ['flowedit', 'lsp', '--log-level', 'DEBUG'] }), info);
+  assert.deepEqual([cmd.command, cmd.args, cmd.via], ['flowedit', ['lsp', '--log-level', 'DEBUG'], 'command']);
+  assert.equal(serverLaunch(reader({ 'server.command': [''] }), info).via, 'python');
+  assert.equal(serverLaunch(reader({ 'server.python': '/my env/python' }), info).installHint,
+               "'/my env/python' -m pip install flowedit");
+});
+
+test('the API key reaches the server under the configured variable only', () => {
+  const settings = toServerSettings(reader({ apiKeyEnv: 'MY_KEY' }));
+  assert.deepEqual(serverEnv({ PATH: '/bin', GONE: undefined }, settings, 'sk-1'), { PATH: '/bin', MY_KEY: 'sk-1' });
+  assert.deepEqual(serverEnv({ PATH: '/bin' }, settings, undefined), { PATH: '/bin' });
+});

@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  connectionChanged, formatStatus, initialStatus, parseProgressMessage, progressReceived, rewriteStarted,
+  statusReceived, type Status,
+} from '../src/status';
+
+const running: Status = connectionChanged(initialStatus, 'running');
+
+test('starting, error and stopped states say so', () => {
+  assert.match(formatStatus(initialStatus).text, /loading~spin.*FlowEdit/);
+  const failed = formatStatus(connectionChanged(initialStatus, 'error', 'flowedit is not installed'));
+  assert.equal(failed.severity, 'error');
+  assert.match(failed.tooltip, /flowedit is not installed/);
+  assert.equal(formatStatus(connectionChanged(running, 'stopped')).severity, 'warning');
+});
+
+test('connection state and model come from flowedit/status', () => {
+  const s = statusReceived(running, { state: 'connected', model: 'scripted', endpoint: 'ws://h:1/v1/responses' });
+  const view = formatStatus(s);
+  assert.equal(view.text, '$(zap) FlowEdit · scripted');
+  assert.match(view.tooltip, /Endpoint: ws:\/\/h:1\/v1\/responses/);
+  const lost = formatStatus(statusReceived(s, { state: 'reconnecting' }));
+  assert.match(lost.text, /reconnecting/);
+  assert.equal(lost.severity, 'warning');
+});
+
+test('live tok/s while streaming from $/progress, then the last rewrite figures', () => {
+  let s = statusReceived(running, { state: 'connected', model: 'm' });
+  s = rewriteStarted(s, 'rw-1');
+  assert.match(formatStatus(s).text, /sync~spin.*waiting for the model/);
+  s = progressReceived(s, 'flowedit-rw-1', { kind: 'begin' });
+  s = progressReceived(s, 'flowedit-rw-1', { kind: 'report', message: '17 tokens, 24 tok/s' });
+  assert.equal(formatStatus(s).text, '$(sync~spin) FlowEdit · m · 24 tok/s');
+  s = statusReceived(s, { state: 'connected', request: { id: 'rw-1', outcome: 'finished', reason: 'done',
+    ttft_ms: 152.4, tokens: 40, tokens_per_s: 25.04, edits_sent: 12, edits_applied: 12 } });
+  assert.deepEqual(s.running, []);
+  const view = formatStatus(s);
+  assert.equal(view.text, '$(zap) FlowEdit · m · 25 tok/s · TTFT 152 ms');
+  assert.match(view.tooltip, /Last rewrite: finished, time to first token 152 ms, 25 tok\/s, 40 tokens, 12\/12 edits applied/);
+});
+
+test('an end that overtakes the command answer does not leave the rewrite running', () => {
+  let s = statusReceived(running, { request: { id: 'rw-2', outcome: 'failed', reason: 'no endpoint' } });
+  s = rewriteStarted(s, 'rw-2');
+  assert.deepEqual(s.running, []);
+  s = progressReceived(rewriteStarted(s, 'rw-3'), 'flowedit-rw-3', { kind: 'end', message: 'Interrupted: by the user' });
+  assert.deepEqual(s.running, []);
+});
+
+test('progress of other tokens and a lost connection are handled', () => {
+  assert.equal(progressReceived(running, 'other', { kind: 'begin' }), running);
+  const s = connectionChanged(rewriteStarted(running, 'rw-4'), 'stopped');
+  assert.deepEqual(s.running, []);
+  assert.deepEqual(parseProgressMessage('3 tokens'), { tokens: 3 });
+  assert.deepEqual(parseProgressMessage('120 tokens, 8.5 tok/s'), { tokens: 120, tokensPerS: 8.5 });
+  assert.deepEqual(parseProgressMessage(undefined), {});
+});
+
+test('rates and times are rounded for the eye', () => {
+  const s = statusReceived(running, { request: { id: 'rw-5', outcome: 'finished', ttft_ms: 1530, tokens_per_s: 312.7 } });
+  assert.match(formatStatus(s).text, /313 tok\/s · TTFT 1\.5 s/);
+  const slow = statusReceived(running, { request: { id: 'rw-6', outcome: 'finished', tokens_per_s: 7.25, ttft_ms: 3 } });
+  assert.match(formatStatus(slow).text, /7\.3 tok\/s · TTFT 3 ms/);
+});
