@@ -81,7 +81,7 @@ class Editor:
     edit_log: list[tuple[str, lsp.TextEdit]] = field(default_factory=list)
 
     async def start(self, settings: dict[str, Any], env: dict[str, str] | None = None,
-                    args: tuple[str, ...] = ()) -> None:
+                    args: tuple[str, ...] = (), root_uri: str = "file:///work") -> None:
         client = make_test_lsp_client()
         self.client = client
         conv = client.protocol._converter
@@ -111,7 +111,7 @@ class Editor:
                 inline_completion=lsp.InlineCompletionClientCapabilities() if self.inline else None),
         )
         result = await client.initialize_session(lsp.InitializeParams(
-            capabilities=caps, initialization_options=settings, root_uri="file:///work"))
+            capabilities=caps, initialization_options=settings, root_uri=root_uri))
         assert result.capabilities.position_encoding == self.encoding
 
     async def stop(self) -> None:

@@ -264,7 +264,7 @@ async def test_neovim_like_client_debounced_echoes_and_silent_skips(tmp_path):
     assert ed.skipped >= 1  # the race really happened, and was recovered from
 
 
-async def test_no_endpoint_gives_a_clear_message(tmp_path):
+async def test_no_endpoint_uses_the_embedded_engine_which_refuses_rewrites_clearly(tmp_path):
     ed = Editor()
     try:
         await ed.start({}, env={"FLOWEDIT_ENDPOINT": ""})
@@ -273,8 +273,11 @@ async def test_no_endpoint_gives_a_clear_message(tmp_path):
         outcome = await ed.outcome(rid)
     finally:
         await ed.stop()
-    assert outcome["outcome"] == "failed" and "endpoint" in outcome["reason"]
+    assert outcome["outcome"] == "failed" and "unsupported" in outcome["reason"]
+    assert "endpoint" in outcome["reason"]  # names the setting that enables rewrites
+    assert outcome["model"] == "embedded"
     assert ed.text(URI) == "a = OLD\n"
+    assert any("endpoint" in m.message for m in ed.client.messages)
 
 
 async def test_api_key_is_never_logged(tmp_path, capfd):

@@ -31,10 +31,6 @@ _ids = itertools.count(1)
 APPLY_TIMEOUT_S = 30.0
 
 
-class NoEndpoint(RuntimeError):
-    """No model endpoint is configured; the message names the settings."""
-
-
 class RewriteRefused(ValueError):
     """A rewrite that cannot start (closed document, excluded file, bad range); the message says why."""
 
@@ -227,8 +223,6 @@ class Rewrites:
         except ModelFailure as exc:
             if generation == run.generation:
                 session.fail(f"the model failed: {exc}")
-        except NoEndpoint as exc:
-            session.fail(str(exc))
         except Exception as exc:  # a bug of ours must end this rewrite cleanly, not the server
             log.exception("rewrite %s crashed", run.id)
             session.fail(f"internal error: {exc!r}")

@@ -15,8 +15,9 @@ from flowedit.core.exclude import excluded_by
 from flowedit.core.region import Region
 from flowedit.core.text import Document, PositionError
 from flowedit.lsp import convert
+from flowedit.lsp.embedded import Embedded, local_settings
 from flowedit.lsp.inline import InlineCompleter
-from flowedit.lsp.rewrites import NoEndpoint, RewriteRefused, Rewrites, RewriteRun
+from flowedit.lsp.rewrites import RewriteRefused, Rewrites, RewriteRun
 from flowedit.lsp.settings import Settings, from_environment, parse_settings
 from flowedit.lsp import completion
 from flowedit.model.link import ModelLink
@@ -91,6 +92,7 @@ class FloweditServer(LanguageServer):
         self.settings, _ = parse_settings({}, self.base_settings)
         self.rewrites = Rewrites(self)
         self.completer = InlineCompleter(self)
+        self.embedded = Embedded()
         self._links: dict[str, ModelLink] = {}
         self.link_state = "idle"
 
@@ -109,14 +111,20 @@ class FloweditServer(LanguageServer):
         """The one long-lived link to the endpoint serving `kind` (shared by every request to that
         endpoint, created on first use) and the model to ask."""
         url, model = self.settings.target(kind)
-        if not url:
-            raise NoEndpoint("no model endpoint is configured: set `endpoint` in the FlowEdit settings, "
-                             "FLOWEDIT_ENDPOINT, or `flowedit lsp --endpoint ws://...`")
+        s = self.settings
+        if not url:  # no endpoint: the embedded engine, in this process, behind its own token
+            settings = local_settings(self.workspace.root_path, s.exclude, s.embedded.corpus,
+                                      s.embedded.index_budget_tokens)
+            url, headers = await self.embedded.endpoint(settings)
+            multiplex, model = "on", "embedded"
+        else:
+            key = s.api_key()
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            multiplex = s.multiplex
         link = self._links.get(url)
         if link is None:
-            key = self.settings.api_key()
-            headers = {"Authorization": f"Bearer {key}"} if key else {}
-            link = ModelLink(url, headers=headers, multiplex=self.settings.multiplex, on_state=self._link_state)
+            link = ModelLink(url, headers=headers, multiplex=multiplex, on_state=self._link_state,
+                             ca_file=s.ca_file, api_key_env=s.api_key_env)
             self._links[url] = link
         return link, model
 
@@ -143,8 +151,11 @@ class FloweditServer(LanguageServer):
 
     def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None) -> None:
         """`flowedit/status`: connection state, model, the figures of the last request, completion counters."""
-        self.protocol.notify(STATUS, {"state": self.link_state, "model": self.settings.model,
-                                      "endpoint": redact(self.settings.endpoint) if self.settings.endpoint else None, "request": request,
+        endpoint, model = self.settings.endpoint, self.settings.model
+        if not endpoint and self.embedded.gateway is not None:
+            endpoint, model = self.embedded.gateway.url, "embedded"
+        self.protocol.notify(STATUS, {"state": self.link_state, "model": model,
+                                      "endpoint": redact(endpoint) if endpoint else None, "request": request,
                                       "completion": completion or self.completer.counters.as_dict()})
 
     def apply_settings(self, raw: Any) -> None:
@@ -158,6 +169,7 @@ class FloweditServer(LanguageServer):
         for link in self._links.values():
             await link.close()
         self._links.clear()
+        await self.embedded.close()
 
 
 def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
@@ -175,7 +187,8 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: FloweditServer, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        ls.docs[item.uri] = Document(item.uri, item.text, item.version, item.language_id)
+        ls.docs[item.uri] = doc = Document(item.uri, item.text, item.version, item.language_id)
+        ls.embedded.document_changed(doc)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: FloweditServer, params: lsp.DidChangeTextDocumentParams) -> None:
@@ -190,6 +203,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         except (PositionError, ValueError) as exc:
             log.error("bad didChange for %s: %s", doc.uri, exc)
         ls.rewrites.document_changed(doc.uri)
+        ls.embedded.document_changed(doc)
         last = params.content_changes[-1] if params.content_changes else None
         if isinstance(last, lsp.TextDocumentContentChangePartial):
             ls.completer.document_edited(doc.uri, doc.offset_at(convert.position(last.range.start), enc))
@@ -197,6 +211,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: FloweditServer, params: lsp.DidCloseTextDocumentParams) -> None:
         ls.rewrites.document_closed(params.text_document.uri)
+        ls.embedded.document_closed(params.text_document.uri)
         ls.docs.pop(params.text_document.uri, None)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,

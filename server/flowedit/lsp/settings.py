@@ -58,6 +58,14 @@ class InlineSettings(BaseModel):
     fallback_wait_ms: float = Field(default=1500, ge=0)  # textDocument/completion answers within this
 
 
+class EmbeddedSettings(BaseModel):
+    """The embedded engine, used when no endpoint is configured."""
+
+    model_config = ConfigDict(extra="ignore")
+    corpus: list[str] = Field(default_factory=list)  # extra folders to learn from, e.g. a standard library
+    index_budget_tokens: int = Field(default=8_000_000, ge=0)
+
+
 class Settings(BaseModel):
     """Everything a user can configure (initializationOptions or workspace/didChangeConfiguration)."""
 
@@ -69,6 +77,8 @@ class Settings(BaseModel):
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
     inline: InlineSettings = Field(default_factory=InlineSettings)
+    embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
+    ca_file: str | None = None  # extra CA bundle (PEM) for TLS-inspecting proxies; verification is always on
 
     def target(self, kind: Literal["inline", "rewrite"]) -> tuple[str | None, str]:
         """(endpoint, model) for completions or rewrites, each falling back to the top-level one."""
