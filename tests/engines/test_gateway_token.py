@@ -37,3 +37,23 @@ async def test_off_loopback_without_a_token_refuses_to_start():
     gw = Gateway(ScriptedEngine("x"))
     with pytest.raises(GatewayRefused, match="token"):
         await gw.serve("0.0.0.0", 0)
+
+
+def test_serve_off_loopback_without_a_token_exits_with_a_clear_error():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "flowedit.cli", "serve", "--host", "0.0.0.0", "--port", "0"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "without a token" in proc.stderr and proc.stdout == ""
+
+
+def test_serve_with_a_short_token_refuses_to_start(monkeypatch):
+    import subprocess
+    import sys
+
+    env = {**__import__("os").environ, "TEAM_TOKEN": "short"}
+    proc = subprocess.run([sys.executable, "-m", "flowedit.cli", "serve", "--port", "0", "--token-env", "TEAM_TOKEN"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 2 and "at least 16" in proc.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.resources
+import os
 import signal
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import pydantic
 
 from flowedit.engines.base import Engine
-from flowedit.engines.gateway import Gateway
+from flowedit.engines.gateway import Gateway, GatewayRefused
 from flowedit.engines.scripted import Fault, ScriptedEngine
 
 ENGINES = ("scripted", "local")
@@ -46,6 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="delay before the first token (default: %(default)s)")
     parser.add_argument("--fault", type=_fault, action="append", default=[], metavar="SPEC",
                         help="misbehave on purpose: drop-after=N | error-after=N | stall-after=N (repeatable)")
+    parser.add_argument("--token-env", metavar="NAME", default=None,
+                        help="require `Authorization: Bearer $NAME` on every connection (mandatory off loopback)")
     parser.add_argument("--max-age", type=float, default=3600.0,
                         help="seconds a connection may live before websocket_connection_limit_reached "
                         "(default: %(default)s)")
@@ -86,24 +89,34 @@ def build_engine(args: argparse.Namespace) -> Engine:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT; 0 on a clean stop, 2 on bad options, 1 if the port cannot be bound."""
+    token = None
+    if args.token_env:
+        token = os.environ.get(args.token_env, "")
+        if len(token) < 16:
+            print(f"flowedit serve: error: ${args.token_env} must hold a token of at least 16 characters",
+                  file=sys.stderr)
+            return 2
     try:
         engine = build_engine(args)
     except (OSError, ValueError) as exc:
         print(f"flowedit serve: error: {exc}", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_serve(engine, args))
+        return asyncio.run(_serve(engine, args, token))
+    except GatewayRefused as exc:
+        print(f"flowedit serve: error: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"flowedit serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
 
 
-async def _serve(engine: Engine, args: argparse.Namespace) -> int:
+async def _serve(engine: Engine, args: argparse.Namespace, token: str | None) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    gateway = Gateway(engine, max_age=args.max_age)
+    gateway = Gateway(engine, max_age=args.max_age, token=token)
     await gateway.serve(args.host, args.port)
     try:
         print(f"flowedit engine: {engine.describe()}", file=sys.stderr, flush=True)
