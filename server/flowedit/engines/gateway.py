@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import contextlib
 import json
 import logging
@@ -37,6 +36,7 @@ from websockets.http11 import Request, Response
 
 from flowedit.engines.base import DropConnection, Engine, EngineError
 from flowedit.model import wire
+from flowedit.model.transport import loopback
 
 PATH = "/v1/responses"
 MAX_FRAME_BYTES = 16 * 2**20  # a create carries whole files as context; websockets' 1 MiB is too small
@@ -65,7 +65,7 @@ class Gateway:
         """Start listening (port 0 = any free port) and return the websockets server."""
         if self._server is not None:
             raise RuntimeError("this gateway is already serving")
-        if self.token is None and not _loopback(host):
+        if self.token is None and not loopback(host):
             raise GatewayRefused(f"refusing to serve on {host} without a token: anyone on the network could "
                                  "use it (set one with --token-env NAME)")
         self._host = host
@@ -117,13 +117,6 @@ class Gateway:
 
 class GatewayRefused(RuntimeError):
     """The gateway will not start as configured (e.g. off loopback without a token)."""
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 class _Dropped(Exception):
