@@ -19,8 +19,9 @@ import pydantic
 from flowedit.engines.base import Engine
 from flowedit.engines.gateway import Gateway, GatewayRefused
 from flowedit.engines.scripted import Fault, ScriptedEngine
+from flowedit.engines.upstream import FIM_MODES
 
-ENGINES = ("scripted", "local")
+ENGINES = ("scripted", "local", "openai-compatible")
 SAMPLE_TEXT = "samples/rewrite_answer.txt"
 
 
@@ -61,6 +62,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="longest completion in tokens, unless a request asks for fewer (default: %(default)s)")
     local.add_argument("--index-budget", type=int, default=8_000_000, metavar="TOKENS",
                        help="at most this many tokens indexed, 8 bytes each (default: %(default)s)")
+    upstream = parser.add_argument_group("--engine openai-compatible")
+    upstream.add_argument("--upstream", metavar="URL", default=None,
+                          help="root URL of an OpenAI-compatible server, e.g. http://127.0.0.1:11434 (Ollama), "
+                          "http://127.0.0.1:8080 (llama.cpp), http://HOST:8000 (vLLM/SGLang); a trailing /v1 is fine")
+    upstream.add_argument("--model", metavar="NAME", default=None, help="the upstream's model name")
+    upstream.add_argument("--upstream-key-env", metavar="NAME", default=None,
+                          help="environment variable holding the upstream's bearer token (never logged)")
+    upstream.add_argument("--upstream-fim", choices=FIM_MODES, default="auto",
+                          help="how completions are asked for: suffix (/v1/completions suffix), infill (llama.cpp), "
+                          "template (--upstream-fim-template), prompt (chat), auto (default)")
+    upstream.add_argument("--upstream-fim-template", metavar="TEMPLATE", default=None,
+                          help="the model's FIM prompt with {prefix} and {suffix}, for --upstream-fim template")
     parser.set_defaults(run=run)
 
 
@@ -81,6 +94,13 @@ def build_engine(args: argparse.Namespace) -> Engine:
         except pydantic.ValidationError as exc:
             raise ValueError("; ".join(f"{e['loc'][0]}: {e['msg']}" for e in exc.errors())) from None
         return LocalEngine(settings)
+    if args.engine == "openai-compatible":
+        from flowedit.engines.upstream import UpstreamEngine, api_key_from_env
+
+        if not args.upstream or not args.model:
+            raise ValueError("--engine openai-compatible needs --upstream URL and --model NAME")
+        return UpstreamEngine(args.upstream, args.model, api_key=api_key_from_env(args.upstream_key_env),
+                              fim=args.upstream_fim, fim_template=args.upstream_fim_template)
     if args.engine != "scripted":  # argparse's choices already refuse it; this guards direct callers
         raise ValueError(f"unknown engine {args.engine!r}; known: {', '.join(ENGINES)}")
     return ScriptedEngine(_read_text(args.text_file), rate=args.rate, first_token_ms=args.first_token_ms,
@@ -124,4 +144,7 @@ async def _serve(engine: Engine, args: argparse.Namespace, token: str | None) ->
         await stop.wait()
     finally:
         await gateway.close()
+        aclose = getattr(engine, "aclose", None)
+        if aclose is not None:
+            await aclose()
     return 0
