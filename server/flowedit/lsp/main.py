@@ -11,6 +11,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoint", help="model WebSocket URL, e.g. wss://api.openai.com/v1/responses "
                                            "(default: $FLOWEDIT_ENDPOINT)")
     parser.add_argument("--model", help="model name (default: $FLOWEDIT_MODEL)")
+    parser.add_argument("--upstream", help="with no endpoint: an OpenAI-compatible HTTP server to bridge to "
+                                           "in-process (Ollama, llama.cpp, vLLM, SGLang, LM Studio)")
+    parser.add_argument("--upstream-key-env", help="environment variable holding the upstream's bearer token")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser.set_defaults(run=run)
 
@@ -20,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     logs.setup(args.log_level)
     from flowedit.lsp.server import build_server
 
-    server = build_server({"endpoint": args.endpoint, "model": args.model})
+    server = build_server({"endpoint": args.endpoint, "model": args.model, "upstream": args.upstream,
+                           "upstream_key_env": args.upstream_key_env})
     server.start_io()
     return 0

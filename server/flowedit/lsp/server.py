@@ -15,11 +15,12 @@ from flowedit.core.exclude import excluded_by
 from flowedit.core.region import Region
 from flowedit.core.text import Document, PositionError
 from flowedit.lsp import convert
-from flowedit.lsp.embedded import Embedded, local_settings
+from flowedit.lsp.embedded import InProcess, build_embedded, build_upstream
 from flowedit.lsp.inline import InlineCompleter
 from flowedit.lsp.rewrites import RewriteRefused, Rewrites, RewriteRun
 from flowedit.lsp.settings import Settings, from_environment, parse_settings
 from flowedit.lsp import completion
+from flowedit.model.errors import ModelFailure
 from flowedit.model.link import ModelLink
 from flowedit.model.transport import redact
 
@@ -92,7 +93,7 @@ class FloweditServer(LanguageServer):
         self.settings, _ = parse_settings({}, self.base_settings)
         self.rewrites = Rewrites(self)
         self.completer = InlineCompleter(self)
-        self.embedded = Embedded()
+        self.in_process = InProcess()
         self._links: dict[str, ModelLink] = {}
         self.link_state = "idle"
 
@@ -112,10 +113,16 @@ class FloweditServer(LanguageServer):
         endpoint, created on first use) and the model to ask."""
         url, model = self.settings.target(kind)
         s = self.settings
-        if not url:  # no endpoint: the embedded engine, in this process, behind its own token
-            settings = local_settings(self.workspace.root_path, s.exclude, s.embedded.corpus,
-                                      s.embedded.index_budget_tokens)
-            url, headers = await self.embedded.endpoint(settings)
+        if not url and s.upstream:  # no endpoint: the bridge to an OpenAI-compatible server, in-process
+            try:
+                url, headers = await self.in_process.endpoint(f"upstream {s.upstream} {model}", lambda: build_upstream(
+                    s.upstream, model, s.upstream_key_env, s.upstream_fim, s.upstream_fim_template))
+            except ValueError as exc:
+                raise ModelFailure(f"cannot start the bridge to {redact(s.upstream)}: {exc}") from None
+            multiplex = "on"
+        elif not url:  # no endpoint: the embedded engine, in this process, behind its own token
+            url, headers = await self.in_process.endpoint("embedded", lambda: build_embedded(
+                self.workspace.root_path, s.exclude, s.embedded.corpus, s.embedded.index_budget_tokens))
             multiplex, model = "on", "embedded"
         else:
             key = s.api_key()
@@ -152,8 +159,9 @@ class FloweditServer(LanguageServer):
     def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None) -> None:
         """`flowedit/status`: connection state, model, the figures of the last request, completion counters."""
         endpoint, model = self.settings.endpoint, self.settings.model
-        if not endpoint and self.embedded.gateway is not None:
-            endpoint, model = self.embedded.gateway.url, "embedded"
+        if not endpoint and self.in_process.urls:
+            endpoint = self.in_process.urls[0]
+            model = model if self.settings.upstream else "embedded"
         self.protocol.notify(STATUS, {"state": self.link_state, "model": model,
                                       "endpoint": redact(endpoint) if endpoint else None, "request": request,
                                       "completion": completion or self.completer.counters.as_dict()})
@@ -169,7 +177,7 @@ class FloweditServer(LanguageServer):
         for link in self._links.values():
             await link.close()
         self._links.clear()
-        await self.embedded.close()
+        await self.in_process.close()
 
 
 def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
@@ -188,7 +196,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     def did_open(ls: FloweditServer, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
         ls.docs[item.uri] = doc = Document(item.uri, item.text, item.version, item.language_id)
-        ls.embedded.document_changed(doc)
+        ls.in_process.document_changed(doc)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: FloweditServer, params: lsp.DidChangeTextDocumentParams) -> None:
@@ -203,7 +211,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         except (PositionError, ValueError) as exc:
             log.error("bad didChange for %s: %s", doc.uri, exc)
         ls.rewrites.document_changed(doc.uri)
-        ls.embedded.document_changed(doc)
+        ls.in_process.document_changed(doc)
         last = params.content_changes[-1] if params.content_changes else None
         if isinstance(last, lsp.TextDocumentContentChangePartial):
             ls.completer.document_edited(doc.uri, doc.offset_at(convert.position(last.range.start), enc))
@@ -211,7 +219,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: FloweditServer, params: lsp.DidCloseTextDocumentParams) -> None:
         ls.rewrites.document_closed(params.text_document.uri)
-        ls.embedded.document_closed(params.text_document.uri)
+        ls.in_process.document_closed(params.text_document.uri)
         ls.docs.pop(params.text_document.uri, None)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,

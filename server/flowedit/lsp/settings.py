@@ -79,6 +79,11 @@ class Settings(BaseModel):
     inline: InlineSettings = Field(default_factory=InlineSettings)
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
     ca_file: str | None = None  # extra CA bundle (PEM) for TLS-inspecting proxies; verification is always on
+    # with no endpoint: bridge to an OpenAI-compatible HTTP server (Ollama, llama.cpp, vLLM, SGLang, LM Studio)
+    upstream: str | None = None
+    upstream_key_env: str | None = None
+    upstream_fim: Literal["auto", "suffix", "infill", "template", "prompt"] = "auto"
+    upstream_fim_template: str | None = None
 
     def target(self, kind: Literal["inline", "rewrite"]) -> tuple[str | None, str]:
         """(endpoint, model) for completions or rewrites, each falling back to the top-level one."""
