@@ -1,8 +1,14 @@
-"""`flowedit demo`: the whole path in one terminal, offline, in a few seconds.
+"""`flowedit demo`: the newcomer's first command — the whole path in one terminal, offline, in seconds.
 
-gateway (in this process, scripted model stand-in) ⇄ WebSocket ⇄ `flowedit lsp` (subprocess, stdio) ⇄
-an editor stand-in (`flowedit.lspclient`) holding the bundled sample file. One function of the sample is
-rewritten; the edits are drawn as they land, then the final document and the figures are printed.
+An editor stand-in (`flowedit.lspclient`) starts `flowedit lsp` over stdio with a copy of the bundled
+sample project (`samples/project/`) as its workspace folder. The language server builds the embedded
+engine's index from it — an infini-gram code model, not a language model — and answers the ghost text the
+demo asks for while it types a new function into `cafe/reports.py`; each ghost text is accepted with Tab.
+Then one function of that file is rewritten, its edits streamed in through `workspace/applyEdit`:
+
+    demo ──LSP/stdio──▶ flowedit lsp ──ws + token──▶ embedded engine (completions, in its process)
+                                     ──ws──────────▶ gateway here: the scripted model stand-in (rewrite),
+                                                     or the real model at --endpoint
 """
 
 from __future__ import annotations
@@ -13,20 +19,47 @@ import contextlib
 import importlib.resources
 import os
 import re
-import shutil
+import statistics
 import sys
+import tempfile
+from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import TextIO
 
+from flowedit.demo_view import RewriteView, Style, TypingView, number, table, wants_color
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
-from flowedit.lspclient import SERVER_COMMAND, AppliedEdit, EditorClient, ServerGone
+from flowedit.lspclient import EditorClient, InlineAnswer, ServerGone
 
-SAMPLE = "samples/demo_app.py"
+PROJECT = "samples/project"
+FILE = "cafe/reports.py"  # the file typed into and rewritten
+SAMPLE = f"{PROJECT}/{FILE}"  # as a package resource (bench/rewrite_bench.py rewrites it too)
 ANSWER = "samples/rewrite_answer.txt"
 FUNCTION = "summarize_orders"
-URI = "file:///flowedit-demo/demo_app.py"
 STAND_IN = "scripted model stand-in — not a model"
+EMBEDDED = "embedded engine: infini-gram code model over the workspace (offline, not a language model)"
 INSTRUCTION = "Make this function clearer and more correct; keep its behaviour."
+# at INFO the language server logs the engine's `describe()` on stderr: the index figures are in it
+LSP_COMMAND = (sys.executable, "-m", "flowedit.cli", "lsp", "--log-level", "INFO")
+INDEX_FIGURES = re.compile(r"\d+ files, \d+ lines, \d+ tokens, [\d.]+ MiB index, built in [\d.]+ s")
+INDEX_LOG_WAIT_S = 2.0
+SOURCES = {"model": "model call", "cache": "from the cache", "reuse": "reused a running call"}
+
+# What the demo types into FILE: the cursor goes to the end of the first text, then the steps follow.
+# A string is typed; a number n asks for ghost text, types its first n characters along it (every
+# keystroke asks again, as an editor does) and accepts the rest with Tab. The sample project makes
+# every ghost text here predictable: the same idioms appear in its other files.
+SCRIPT: tuple[tuple[str, tuple[str | int, ...]], ...] = (
+    ("import sys", ("\nfrom collections import ", 0)),
+    ("return dict(sorted(sold.items()))", (
+        '\n\n\ndef revenue_by_day(path):\n    """Takings per day, for the monthly report."""\n    orders = ', 4,
+        "\n    totals = ", 0,
+        "\n    for order in ", 0,
+        "\n        totals[order.created.date()] += ", 0,
+        "\n    return ", 0,
+    )),
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,15 +68,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tokens per second of the stand-in, 0 = unlimited (default: %(default)g)")
     parser.add_argument("--first-token-ms", type=float, default=150.0,
                         help="the stand-in's delay before its first token (default: %(default)g)")
-    parser.add_argument("--endpoint", help="a real model's WebSocket URL instead of the stand-in "
+    parser.add_argument("--endpoint", help="a real model's WebSocket URL for the rewrite instead of the stand-in "
                                            "(the model comes from $FLOWEDIT_MODEL, the key from $OPENAI_API_KEY)")
+    parser.add_argument("--complete-with-endpoint", action="store_true",
+                        help="with --endpoint: completions from that model too (default: the embedded engine)")
     parser.add_argument("--no-color", action="store_true", help="plain line output, no ANSI redraw")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo; 0 when the rewrite finished and the editor's document is the expected one."""
+    """Run the demo; 0 when every ghost text arrived and was inserted exactly and the rewrite finished exact."""
+    if args.complete_with_endpoint and not args.endpoint:
+        print("flowedit demo: --complete-with-endpoint needs --endpoint", file=sys.stderr)
+        return 2
     try:
         return asyncio.run(_demo(args, sys.stdout))
     except KeyboardInterrupt:
@@ -60,69 +98,114 @@ def function_span(text: str, name: str) -> tuple[int, int] | None:
     return match.start(), len(text[:end].rstrip())
 
 
-def _resource(name: str) -> str:
-    return importlib.resources.files("flowedit").joinpath(name).read_text(encoding="utf-8")
+def copy_project(dest: Path) -> int:
+    """Copy the bundled sample project to `dest` (works from a wheel or a zip too); the number of files."""
+    def copy(src: Traversable, to: Path) -> int:
+        to.mkdir(parents=True, exist_ok=True)
+        count = 0
+        for entry in src.iterdir():
+            if entry.name == "__pycache__":
+                continue
+            if entry.is_dir():
+                count += copy(entry, to / entry.name)
+            else:
+                (to / entry.name).write_bytes(entry.read_bytes())
+                count += 1
+        return count
+
+    return copy(importlib.resources.files("flowedit").joinpath(PROJECT), dest)
 
 
-class Screen:
-    """Draws the region being rewritten as edits land: ANSI clear-and-redraw, or new lines as they complete."""
+def _answer() -> str:
+    """The stand-in's answer: the rewritten function out of the bundled answer text."""
+    text = importlib.resources.files("flowedit").joinpath(ANSWER).read_text(encoding="utf-8")
+    span = function_span(text, FUNCTION)
+    return text[span[0] : span[1]] if span else text.rstrip()
 
-    def __init__(self, out: TextIO, *, color: bool, quiet: bool, start: int, tail: int) -> None:
-        self.out, self.color, self.quiet = out, color, quiet
-        self.start, self.tail = start, tail  # the text after the region never changes length
-        self.drawn = 0  # ANSI: lines on screen; plain: complete lines printed
-        self.edits = 0
-        self.text = ""
 
-    def region(self, text: str) -> str:
-        return text[self.start : len(text) - self.tail]
+@dataclass
+class Typing:
+    """What the typing part saw: the ghost texts shown (first answers), the answers while typing along
+    them, how many were accepted, and what went wrong."""
 
-    def on_edit(self, edit: AppliedEdit, text: str) -> None:
-        self.edits += 1
-        self.text = text
-        if self.quiet:
-            return
-        lines = self.region(text).split("\n")
-        if not self.color:
-            for line in lines[self.drawn : len(lines) - 1]:
-                self.out.write(f"  + {line}\n")
-            self.drawn = max(self.drawn, len(lines) - 1)
-            self.out.flush()
-            return
-        cols, rows = shutil.get_terminal_size((100, 30))
-        shown = lines[-max(rows - 3, 3):]  # never redraw above the top of the screen
-        status = f"\x1b[2m  ── edit {self.edits} applied, document version {edit.version} ──\x1b[0m"
-        frame = [f"\x1b[32m  │ {line[: cols - 5]}\x1b[0m" for line in shown] + [status]
-        up = f"\x1b[{self.drawn}F" if self.drawn else ""
-        # autowrap off while drawing: a wrapped line would throw off the count of lines to go back up
-        self.out.write(up + "\x1b[J\x1b[?7l" + "\n".join(frame) + "\n\x1b[?7h")
-        self.out.flush()
-        self.drawn = len(frame)
+    ghosts: list[InlineAnswer] = field(default_factory=list)
+    along: list[InlineAnswer] = field(default_factory=list)
+    accepted: int = 0
+    problems: list[str] = field(default_factory=list)
 
-    def done(self) -> None:
-        if self.quiet or self.color or not self.text:
-            return
-        lines = self.region(self.text).split("\n")
-        for line in lines[self.drawn :]:
-            self.out.write(f"  + {line}\n")
-        self.out.write(f"  ({self.edits} edits applied)\n")
+
+async def _type(editor: EditorClient, uri: str, view: TypingView) -> Typing:
+    """Type SCRIPT into `uri`, asking for ghost text and accepting it; check the document after each step."""
+    seen = Typing()
+    expected = editor.text(uri)  # our own account of the document, to hold the editor's copy against
+    for anchor, steps in SCRIPT:
+        cursor = expected.index(anchor) + len(anchor)
+        view.moved(expected, cursor)
+        for step in steps:
+            if isinstance(step, str):
+                editor.type(uri, cursor, cursor, step)
+                expected, cursor = expected[:cursor] + step + expected[cursor:], cursor + len(step)
+                view.typed(step)
+                continue
+            answer = await editor.inline(uri, cursor, invoked=True)
+            line = expected[expected.rfind("\n", 0, cursor) + 1 : cursor]
+            if not answer.text:
+                seen.problems.append(f"no ghost text after {line.strip()!r}")
+                view.note(f"no ghost text ({answer.latency_ms:.1f} ms)")
+                continue
+            seen.ghosts.append(answer)
+            ghost = answer.text
+            first = " (index built on this request)" if len(seen.ghosts) == 1 else ""
+            view.ghost(ghost, f"{answer.latency_ms:6.1f} ms  {SOURCES.get(answer.source or '', answer.source)}{first}")
+            for i, char in enumerate(ghost[:step], start=1):  # typing along: each keystroke asks again
+                editor.type(uri, cursor, cursor, char)
+                expected, cursor = expected[:cursor] + char + expected[cursor:], cursor + 1
+                answer = await editor.inline(uri, cursor)
+                seen.along.append(answer)
+                if answer.text != ghost[i:]:
+                    seen.problems.append(f"typing {ghost[:i]!r} along {ghost!r} showed {answer.text!r}")
+            if step:
+                answers = seen.along[-step:]
+                where = ", ".join(sorted({SOURCES.get(a.source or "", str(a.source)) for a in answers}))
+                ms = [a.latency_ms for a in answers]
+                view.note(f"typed {ghost[:step]!r} along it: {step} more requests, {where}, "
+                          f"{min(ms):.1f}–{max(ms):.1f} ms; the rest stays shown")
+            if not answer.text:
+                continue
+            await editor.accept(uri, answer)
+            seen.accepted += 1
+            expected, cursor = expected[:cursor] + answer.text + expected[cursor:], cursor + len(answer.text)
+            view.accepted(ghost)
+            if editor.text(uri) != expected:
+                seen.problems.append(f"accepting {answer.text!r} did not insert exactly that at the cursor")
+    view.typed("\n")  # print the line the cursor is on
+    return seen
 
 
 async def _demo(args: argparse.Namespace, out: TextIO) -> int:
-    color = out.isatty() and not args.no_color and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
-    bold = (lambda s: f"\x1b[1m{s}\x1b[0m") if color else (lambda s: s)
-    original = _resource(SAMPLE)
-    span = function_span(original, FUNCTION)
-    assert span is not None, f"the bundled sample has no function {FUNCTION}"
-    start, end = span
-    answer_file = _resource(ANSWER)
-    answer_span = function_span(answer_file, FUNCTION)  # the sample answer rewrites the whole module
-    answer = answer_file[answer_span[0] : answer_span[1]] if answer_span else answer_file.rstrip()
-    expected = original[:start] + answer + original[end:]
+    style = Style(wants_color(out, args.no_color))
 
+    def say(text: str) -> None:
+        if not args.quiet:
+            out.write(text + "\n")
+            out.flush()
+
+    answer = _answer()
+    index_figures: list[str] = []
+    index_seen = asyncio.Event()
+
+    def on_log(line: str) -> None:
+        if not index_seen.is_set() and (found := INDEX_FIGURES.search(line)):
+            index_figures.append(found.group(0))
+            index_seen.set()
+
+    rewrite_view: RewriteView | None = None
     async with contextlib.AsyncExitStack() as stack:
+        root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="flowedit-demo-"))) / "project"
+        files = copy_project(root)
         if args.endpoint:
-            url, who, settings = args.endpoint, f"model endpoint {args.endpoint}", {}
+            rewriter, settings = f"model endpoint {args.endpoint}", {"rewrite": {"endpoint": args.endpoint}}
+            gateway_note = ""
         else:
             try:
                 engine = ScriptedEngine(answer, args.rate, args.first_token_ms)
@@ -130,60 +213,97 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             except (OSError, ValueError) as exc:
                 print(f"flowedit demo: cannot start the gateway: {exc}", file=sys.stderr)
                 return 2
-            url, who, settings = gateway.url, STAND_IN, {"model": "scripted"}
-            out.write(bold(f"model: {STAND_IN}") + f"\n  {engine.describe()}\n  gateway on {url}\n")
-        screen = Screen(out, color=color, quiet=args.quiet, start=start, tail=len(original) - end)
-        editor = EditorClient(settings, command=(*SERVER_COMMAND, "--endpoint", url),
-                              on_edit=lambda edit: screen.on_edit(edit, editor.text(edit.uri)))
+            rewriter, settings = STAND_IN, {"rewrite": {"endpoint": gateway.url, "model": "scripted"}}
+            gateway_note = f" (gateway on {gateway.url})"
+        completer = EMBEDDED
+        if args.complete_with_endpoint:
+            completer, settings["inline"] = f"model endpoint {args.endpoint}", {"endpoint": args.endpoint}
+        say(style.bold("flowedit demo — an editor stand-in talking LSP over stdio to `flowedit lsp`"))
+        say(table("setup", [("workspace", f"{root} (copy of the bundled sample project, {files} files)"),
+                              ("completions", completer), ("rewrite", rewriter + gateway_note)]).rstrip("\n"))
+
+        def on_edit(edit) -> None:
+            if rewrite_view is not None:
+                rewrite_view.on_edit(edit, editor.text(edit.uri))
+
+        # FLOWEDIT_ENDPOINT emptied: a model configured in the environment must not take the completions
+        editor = EditorClient(settings, command=LSP_COMMAND, env={**os.environ, "FLOWEDIT_ENDPOINT": ""},
+                              root_uri=root.as_uri(), on_log=on_log, on_edit=on_edit)
+        uri = (root / FILE).as_uri()
         try:
             await stack.enter_async_context(editor)
-            editor.open(URI, original)
-            first, last = original.count("\n", 0, start) + 1, original.count("\n", 0, end) + 1
-            out.write(bold(f"rewriting {FUNCTION}() (lines {first}-{last} of {SAMPLE}) via `flowedit lsp`") + "\n")
-            out.flush()
-            rewrite_id = await editor.rewrite(URI, start, end, instruction=INSTRUCTION, mode="replace")
+            editor.open(uri, (root / FILE).read_text(encoding="utf-8"))
+            say(style.bold(f"\nghost text while typing in {FILE}") +
+                ("" if style.color else " (« » = ghost text; each one accepted with Tab)"))
+            typing = await _type(editor, uri, TypingView(out, style, quiet=args.quiet))
+            if not args.complete_with_endpoint:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(index_seen.wait(), INDEX_LOG_WAIT_S)
+            before = editor.text(uri)
+            span = function_span(before, FUNCTION)
+            assert span is not None, f"the sample project's {FILE} has no function {FUNCTION}"
+            start, end = span
+            expected = before[:start] + answer + before[end:]
+            first, last = before.count("\n", 0, start) + 1, before.count("\n", 0, end) + 1
+            say(style.bold(f"\nrewriting {FUNCTION}() (lines {first}-{last} of {FILE}) via `flowedit lsp`"))
+            rewrite_view = RewriteView(out, color=style.color, quiet=args.quiet, start=start, tail=len(before) - end)
+            rewrite_id = await editor.rewrite(uri, start, end, instruction=INSTRUCTION, mode="replace")
             figures = dict(await editor.outcome(rewrite_id))
             figures["editor_first_edit_ms"] = editor.first_token_to_first_edit_ms(rewrite_id)
+            counters = editor.counters()
         except ServerGone as exc:
             print(f"flowedit demo: the language server failed: {exc}", file=sys.stderr)
             return 1
-        screen.done()
-        final = editor.text(URI)
+        rewrite_view.done()
+        final = editor.text(uri)
         for message in editor.messages:
-            out.write(f"server says: {message}\n")
+            say(f"server says: {message}")
 
-    if not args.quiet:
-        out.write(bold("final document:") + "\n")
-        region = final[start : len(final) - (len(original) - end)]
-        shown = final[:start] + (f"\x1b[32m{region}\x1b[0m" if color else region) + final[len(final) - (len(original) - end):]
-        out.write(shown + ("" if shown.endswith("\n") else "\n"))
+    tail = len(before) - end
+    region = final[start : len(final) - tail]
+    say(style.bold("\nfinal document:") + "\n" + final[:start] + style.green(region) + final[len(final) - tail :].rstrip("\n"))
     if args.endpoint:  # a real model's answer is unknown: check that nothing outside the function moved
-        ok = final.startswith(original[:start]) and final.endswith(original[end:])
+        ok = final.startswith(before[:start]) and final.endswith(before[end:])
         check = "text outside the function unchanged" if ok else "the text outside the function changed"
     else:
         ok = final == expected
         check = "the editor's document equals the expected text" if ok else "the editor's document differs from the expected text"
-    finished = figures.get("outcome") == "finished"
-    out.write(_summary(figures, who, check, ok))
+    typed_ok = bool(typing.ghosts) and not typing.problems
+    rewrite_ok = figures.get("outcome") == "finished" and ok
+    out.write(_summary(typing, counters, index_figures, completer, figures, rewriter, check, rewrite_ok))
     out.flush()
-    return 0 if finished and ok else 1
+    return 0 if typed_ok and rewrite_ok else 1
 
 
-def _summary(f: dict, who: str, check: str, ok: bool) -> str:
-    def num(key: str, unit: str = "") -> str:
-        value = f.get(key)
-        return "n/a" if value is None else f"{value:g}{unit}"
-
+def _summary(typing: Typing, counters: dict[str, int], index_figures: list[str], completer: str,
+             f: dict, rewriter: str, check: str, rewrite_ok: bool) -> str:
+    ghosts, along = typing.ghosts, typing.along
+    later = [a.latency_ms for a in ghosts[1:] if a.source == "model"]
+    hits = [a.latency_ms for a in ghosts + along if a.source in ("cache", "reuse")]
+    rows = [("completions answered by", completer)]
+    if completer == EMBEDDED:
+        rows.append(("index", index_figures[0] if index_figures else "not reported by the language server"))
+    rows += [
+        ("first ghost text", f"{ghosts[0].latency_ms:.1f} ms (engine start, index build, connection included)"
+                             if ghosts else "n/a"),
+        ("later ghost text (model calls)", f"median {statistics.median(later):.1f} ms over {len(later)}" if later else "n/a"),
+        ("ghost text from the cache", f"median {statistics.median(hits):.1f} ms over {len(hits)}" if hits else "n/a"),
+        ("completion requests", f"{counters.get('requests', 0)}: {counters.get('model_calls', 0)} model calls, "
+                                f"{counters.get('cache_hits', 0)} cache hits, {counters.get('reuse_hits', 0)} reused; "
+                                f"{typing.accepted} accepted"),
+        ("completion check", ("FAILED: " + "; ".join(typing.problems)) if typing.problems or not ghosts else
+         f"ok: {len(ghosts)} ghost texts, none empty, each inserted exactly at the cursor"),
+    ]
     tokens, edits = f.get("tokens") or 0, f.get("edits_applied") or 0
-    rows = [
-        ("answered by", who),
+    rows += [
+        ("rewrite answered by", rewriter),
         ("outcome", f"{f.get('outcome')}: {f.get('reason')}"),
-        ("time to first token", num("ttft_ms", " ms")),
+        ("time to first token", number(f.get("ttft_ms"), " ms")),
         ("tokens", str(tokens)),
-        ("tok/s", num("tokens_per_s")),
+        ("tok/s", number(f.get("tokens_per_s"))),
         ("edits applied", f"{edits} of {f.get('edits_sent')} sent (edits per rewrite: {edits})"),
         ("tokens per edit", f"{tokens / edits:.1f}" if edits else "n/a"),
-        ("first token → first applied edit", num("editor_first_edit_ms", " ms (editor's clock)")),
-        ("check", ("ok: " if ok else "FAILED: ") + check),
+        ("first token → first applied edit", number(f.get("editor_first_edit_ms"), " ms (editor's clock)")),
+        ("rewrite check", ("ok: " if rewrite_ok else "FAILED: ") + check),
     ]
-    return "summary:\n" + "".join(f"  {label:<34}{value}\n" for label, value in rows)
+    return table("\nsummary", rows)

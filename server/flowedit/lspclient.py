@@ -12,7 +12,7 @@ pytest-lsp do), and collects the `flowedit/status` that ends each rewrite.
 
 With `textDocument.inlineCompletion` (LSP 3.18) it asks for ghost text like an editor: `inline()` per
 keystroke (cancelling the call sends `$/cancelRequest`), `type()` for the user's own edits,
-`partially_accept()` for word-by-word accepts, `counters()` for the server's completion counters.
+`accept()` for Tab, `partially_accept()` for word-by-word accepts, `counters()` for the server's completion counters.
 """
 
 from __future__ import annotations
@@ -86,14 +86,17 @@ class EditorClient:
     `on_edit` is called after every applied edit (the document already holds it). `messages` collects
     `window/showMessage` texts, `progress` the `$/progress` messages, `statuses` every `flowedit/status`.
     `inline=False` leaves out the inline-completion capability (the server then answers
-    `textDocument/completion` instead).
+    `textDocument/completion` instead). `root_uri` is the workspace folder (the embedded engine indexes
+    it); `on_log` is called with every line the server writes to stderr.
     """
 
     def __init__(self, settings: dict[str, Any] | None = None, *, encoding: str = "utf-16",
                  command: Sequence[str] = SERVER_COMMAND, env: dict[str, str] | None = None,
-                 on_edit: Callable[[AppliedEdit], None] | None = None, inline: bool = True) -> None:
+                 on_edit: Callable[[AppliedEdit], None] | None = None, inline: bool = True,
+                 root_uri: str | None = None, on_log: Callable[[str], None] | None = None) -> None:
         self.settings, self.encoding, self.inline_capable = dict(settings or {}), Encoding(encoding), inline
         self.server_command, self.env, self.on_edit = tuple(command), env, on_edit
+        self.root_uri, self.on_log = root_uri, on_log
         self.docs: dict[str, Document] = {}
         self.applied = self.refused = 0
         self.messages, self.progress, self.statuses = [], [], []
@@ -121,7 +124,7 @@ class EditorClient:
                 inline_completion=lsp.InlineCompletionClientCapabilities() if self.inline_capable else None),
         )
         result = await self._guard(client.initialize_async(lsp.InitializeParams(
-            capabilities=caps, initialization_options=self.settings, process_id=None, root_uri=None)), 30)
+            capabilities=caps, initialization_options=self.settings, process_id=None, root_uri=self.root_uri)), 30)
         self.encoding = Encoding(result.capabilities.position_encoding or "utf-16")  # a str enum
         client.initialized(lsp.InitializedParams())
 
@@ -250,6 +253,22 @@ class EditorClient:
             "item": self._client.protocol._converter.unstructure(answer.item),
             "acceptedLength": self.encoding.units(accepted)})
         self.type(uri, offset, offset, accepted)
+
+    async def accept(self, uri: str, answer: InlineAnswer, timeout: float = 30) -> None:
+        """Accept all of `answer` like an editor's Tab: its range replaced by its text (`didChange`),
+        then its command run (the server counts the accept)."""
+        item = answer.item
+        if item is None or answer.text is None:
+            raise ValueError("nothing was shown: there is nothing to accept")
+        doc = self.docs[uri]
+        r = item.range
+        assert r is not None, "the server always sends the range of its ghost text"
+        start = doc.offset_at(Position(r.start.line, r.start.character), self.encoding)
+        end = doc.offset_at(Position(r.end.line, r.end.character), self.encoding)
+        self.type(uri, start, end, answer.text)
+        if item.command is not None:
+            await self._guard(self._client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+                command=item.command.command, arguments=item.command.arguments)), timeout)
 
     def counters(self) -> dict[str, int]:
         """The completion counters of the latest `flowedit/status` (current once an `inline()` returned:
@@ -387,7 +406,9 @@ class EditorClient:
 
     async def _drain(self, stream: asyncio.StreamReader) -> None:
         while line := await stream.readline():
-            self._stderr.append(line.decode("utf-8", "replace").rstrip())
+            self._stderr.append(text := line.decode("utf-8", "replace").rstrip())
+            if self.on_log is not None:
+                self.on_log(text)
 
 
 def _retrieve(future: asyncio.Future) -> None:
