@@ -117,8 +117,9 @@ class SimEditor:
             self.text = self.text[:a] + new[j1:j2] + self.text[b:]
         # bookkeeping as one edit: every character of the span is ours now
         self.tags[start:end] = ["M"] * len(new)
-        self.version += 1
-        self.outbox.append(("change", self.version, changes)) if changes else None
+        if changes:  # VS Code neither bumps the version nor reports a change for a no-op edit
+            self.version += 1
+            self.outbox.append(("change", self.version, changes))
 
     def region_span(self) -> tuple[int, int] | None:
         idx = [i for i, t in enumerate(self.tags) if t in "SMR"]

@@ -269,3 +269,30 @@ def test_refusals_explained_by_typing_do_not_exhaust_the_retry_budget():
     settle(editor, server)
     assert [type(e) for e in events(server)] == [Finished]
     assert editor.text == "k" * 10 + "top\nanswer\n"
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_an_edit_that_changes_nothing_is_never_sent(behaviour):
+    """VS Code reports no change for a no-op edit: waiting for its echo would stall the rewrite."""
+    editor, server = make("x = a\n", "a", behaviour)
+    server.session.delta("a")  # the answer starts with what the selection already holds
+    assert server.pump() is None
+    server.session.delta("bc")
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "x = abc\n"
+    assert [type(e) for e in events(server)] == [Finished]
+
+
+def test_typing_that_looks_exactly_like_our_edit_is_not_mistaken_for_it():
+    """The user types 'a' before the region just as our 'a' goes out: the texts are identical, but the
+    editor refuses our edit (stale version); the session rewinds and still inserts its 'a'."""
+    editor, server = make("a\nrest\n", "a", "pytest-lsp")
+    server.session.delta("a")  # a no-op on the selection "a": never sent
+    server.session.delta("a")  # "a" appended at the region's end
+    assert server.pump() is not None
+    editor.user_edit(0, 0, "a")  # before the region: the same resulting text as our insert
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "aaa\nrest\n"  # the user's 'a' + the answer "aa"
+    assert [type(e) for e in events(server)] == [Finished]

@@ -57,6 +57,8 @@ class _InFlight:
     acked: bool | None = None  # None: no answer yet
     echoed: bool = False
     dead: bool = False  # overtaken by another change: it was not (and will not be) applied
+    snapshot: tuple = ()  # the session's bookkeeping when it was sent
+    since: list[Change] = field(default_factory=list)  # every change seen until the editor answered
 
 
 @dataclass
@@ -155,6 +157,8 @@ class RewriteSession:
     def on_change(self, change: Change, before: str) -> None:
         """A change of the observed document, in order; `before` is the text it applied to."""
         flight = self._inflight
+        if flight is not None and flight.acked is None:
+            flight.since.append(change)
         if self._classifying and flight is not None:
             if not self._probe:
                 self._probe_base, self._probe_effect = before, change
@@ -212,6 +216,19 @@ class RewriteSession:
         if flight is None or flight.batch.id != batch_id:
             return
         flight.acked = applied
+        if not applied and flight.echoed and not flight.batch.revert:
+            # the user's typing had exactly the effect of this edit, which the editor then refused: the
+            # text is right, the bookkeeping is not. Rewind it and take every change since as the user's.
+            self._restore(flight.snapshot)
+            flight.echoed = False
+            self._refusals += 1
+            self._refused = (flight.batch.version, now)
+            flight.dead = True
+            for change in flight.since:
+                self._user_change(change)
+            if self._inflight is flight:
+                self._resolve()
+            return
         if not applied and not flight.echoed and not flight.dead:
             self._refusals += 1
             self._refused = (flight.batch.version, now)
@@ -266,7 +283,14 @@ class RewriteSession:
         if change is None:
             return None
         batch = EditBatch(next(_batch_ids), self.doc.uri, self._version, change, revert=self.state is State.REVERTING)
-        self._inflight = _InFlight(batch, self.doc.text[change.start : change.end], now, advance, self._epoch)
+        self._inflight = _InFlight(batch, self.doc.text[change.start : change.end], now, advance, self._epoch,
+                                   snapshot=self._bookkeeping())
+        if self._inflight.before == change.text:
+            # a no-op: an editor applies it without reporting any change, so never send it; it is done
+            self._inflight.acked, self._inflight.echoed = True, True
+            self._on_applied(self._inflight)
+            self._resolve()
+            return self.poll(now)
         self._classifying, self._probe = True, []
         self.batches_sent += 1
         return batch
@@ -316,6 +340,14 @@ class RewriteSession:
         for hunk in hunks:
             self._hunks += 1
             self._blocks.extend((self._hunks, block) for block in hunk.blocks)
+
+    def _bookkeeping(self) -> tuple:
+        return (self.region, self._written, self._replaced, self._line_shift, self._applied_blocks,
+                self.batches_applied, self.dirty)
+
+    def _restore(self, snapshot: tuple) -> None:
+        (self.region, self._written, self._replaced, self._line_shift, self._applied_blocks,
+         self.batches_applied, self.dirty) = snapshot
 
     def _on_applied(self, flight: _InFlight) -> None:
         change = flight.batch.change
