@@ -25,7 +25,7 @@ from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelHandshakeFailed
 from flowedit.model.fake import FakePeer
 from flowedit.model.link import ModelLink
-from flowedit.model.transport import ModelSetupFailed
+from flowedit.model.errors import ModelSetupFailed
 
 API_KEY = "sk-tls-test-never-shown"
 REMOTE = "llm.corp.test"

@@ -6,6 +6,8 @@ mapped to these where the transport touches the network and never escape the lin
     ModelFailure                      anything the model side did to a request
     ├── ModelConnectionLost           the socket dropped, or no socket could be opened (.message)
     │   └── ModelHandshakeFailed      the WebSocket upgrade was answered with an HTTP status (.status)
+    │       └── ModelSetupFailed      only a settings change can help (untrusted certificate, bad ca_file
+    │                                 or proxy): never retried
     └── ModelError                    the server said no: `error` event or `response.failed`
                                       (.code, .message, .status)
 
@@ -43,3 +45,8 @@ class ModelError(ModelFailure):
         self.code = code
         self.message = message
         self.status = status
+
+
+class ModelSetupFailed(ModelHandshakeFailed):
+    """No connection is possible until the user changes a setting (untrusted certificate, unreadable
+    `ca_file`, malformed proxy): the link does not retry it."""

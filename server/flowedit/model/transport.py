@@ -30,15 +30,10 @@ from websockets.exceptions import (ConnectionClosed, InvalidProxy, InvalidProxyM
 from websockets.proxy import get_proxy, parse_proxy
 from websockets.uri import parse_uri
 
-from flowedit.model.errors import ModelConnectionLost, ModelHandshakeFailed
+from flowedit.model.errors import ModelConnectionLost, ModelHandshakeFailed, ModelSetupFailed
 
 # Header values that carry credentials; websockets logs every request header at DEBUG.
 _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie"})
-
-
-class ModelSetupFailed(ModelHandshakeFailed):
-    """No connection is possible until the user changes a setting (untrusted certificate, unreadable
-    `ca_file`, malformed proxy): the link does not retry it."""
 
 
 class Connection(Protocol):
