@@ -45,13 +45,13 @@ import httpx2
 from flowedit.engines.base import EngineError
 from flowedit.engines.sse import SSEDecoder, SSEError
 from flowedit.model import wire
-from flowedit.model.transport import loopback
+from flowedit.engines.upstream_wire import chat_messages, upstream_error, with_sampling
+from flowedit.model.transport import loopback, redact
 
 FimMode = Literal["auto", "suffix", "infill", "template", "prompt"]
 FIM_MODES: tuple[str, ...] = ("auto", "suffix", "infill", "template", "prompt")
 NODELAY = (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 MAX_ERROR_BODY = 64 * 1024  # bytes of an error answer read for its message
-MAX_MESSAGE_CHARS = 2000
 DRAIN_SECONDS = 1.0  # after [DONE], how long the rest of the body may take before the connection is dropped
 # what a server says when it cannot do FIM the way it was asked (vLLM, Ollama, llama.cpp wordings)
 _NO_FIM = re.compile(r"suffix|insert|infill|fill.in.the.middle|\bfim\b", re.IGNORECASE)
@@ -99,7 +99,7 @@ class UpstreamEngine:
         self.model = model
         self.fim: FimMode = fim
         self.fim_template = fim_template
-        self._shown_url = _redact(self.base_url)
+        self._shown_url = redact(self.base_url)
         self._headers = {"Accept": "text/event-stream", "User-Agent": "flowedit-bridge"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -173,9 +173,9 @@ class UpstreamEngine:
 
     def _chat_body(self, request: wire.ResponseCreate) -> dict[str, Any]:
         messages = [{"role": "system", "content": request.instructions}] if request.instructions else []
-        messages += _chat_messages(request.input)
+        messages += chat_messages(request.input)
         body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
-        return _with_sampling(body, request, request.max_output_tokens, "max_tokens")
+        return with_sampling(body, request, request.max_output_tokens, "max_tokens")
 
     def _completion(self, mode: FimMode, request: wire.ResponseCreate, prefix: str,
                     suffix: str) -> tuple[str, dict[str, Any]]:
@@ -188,14 +188,14 @@ class UpstreamEngine:
                      if isinstance(s, dict) and isinstance(s.get("path"), str) and isinstance(s.get("text"), str)]
             body = {"input_prefix": prefix, "input_suffix": suffix, "input_extra": extra, "prompt": "",
                     "stream": True, "cache_prompt": True}
-            return "/infill", _with_sampling(body, request, limit, "n_predict")
+            return "/infill", with_sampling(body, request, limit, "n_predict")
         if mode == "template":
             assert self.fim_template is not None
             filled = _FIM_SLOT.sub(lambda m: prefix if m.group(1) == "prefix" else suffix, self.fim_template)
             body = {"model": self.model, "prompt": filled, "stream": True}
         else:
             body = {"model": self.model, "prompt": prefix, "suffix": suffix, "stream": True}
-        return "/v1/completions", _with_sampling(body, request, limit, "max_tokens")
+        return "/v1/completions", with_sampling(body, request, limit, "max_tokens")
 
     async def _answer(self, path: str, body: dict[str, Any]) -> AsyncIterator[str]:
         """POST `body`, then yield the text of each streamed chunk until `[DONE]` or the end of the body."""
@@ -204,7 +204,7 @@ class UpstreamEngine:
         try:
             if response.status_code >= 400:
                 raw = await _read_some(response)
-                error = _upstream_error(response.status_code, raw, self._shown_url)
+                error = upstream_error(response.status_code, raw, self._shown_url)
                 if self.fim == "auto" and path != "/v1/chat/completions" and _NO_FIM.search(error.message):
                     raise _FimRejected(error)
                 raise error
@@ -262,13 +262,13 @@ class UpstreamEngine:
             chunk = json.loads(data)
         except ValueError:
             if event == "error":
-                raise _upstream_error(None, data.encode(), self._shown_url) from None
+                raise upstream_error(None, data.encode(), self._shown_url) from None
             raise EngineError("upstream_protocol", f"the upstream {self._shown_url} sent an event that is not "
                               f"JSON: {data[:200]!r}", status=502) from None
         if not isinstance(chunk, dict):
             raise EngineError("upstream_protocol", f"the upstream {self._shown_url} sent {data[:200]!r}", status=502)
         if event == "error" or "error" in chunk or chunk.get("object") == "error":
-            raise _upstream_error(None, data.encode(), self._shown_url)
+            raise upstream_error(None, data.encode(), self._shown_url)
         choices = chunk.get("choices")
         if isinstance(choices, list):
             first = choices[0] if choices else {}
@@ -322,64 +322,6 @@ def _done(mode: FimMode) -> asyncio.Future[FimMode]:
     return future
 
 
-def _chat_messages(items: str | list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Responses `input` (a string, or messages with string or typed-part content) as chat messages."""
-    if isinstance(items, str):
-        return [{"role": "user", "content": items}]
-    messages = []
-    for item in items:
-        content = item.get("content")
-        if isinstance(content, list):
-            content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-        if isinstance(content, str):
-            role = item.get("role") if item.get("role") in ("system", "user", "assistant") else "user"
-            messages.append({"role": "system" if item.get("role") == "developer" else role, "content": content})
-    return messages
-
-
-def _with_sampling(body: dict[str, Any], request: wire.ResponseCreate, limit: object, limit_name: str) -> dict[str, Any]:
-    if isinstance(limit, int) and limit > 0:
-        body[limit_name] = limit
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
-    return body
-
-
-def _upstream_error(status: int | None, raw: bytes, where: str) -> EngineError:
-    """An upstream's error answer as an `EngineError`, whichever of the known shapes it has.
-
-    `{"error": {"message", "type", "code"}}` (OpenAI, Ollama's /v1, new vLLM, llama.cpp),
-    `{"error": "message"}` (Ollama's native API), `{"object": "error", "message", "type", "code"}`
-    (older vLLM), `{"detail": ...}` (FastAPI servers' own 404/422), or any text (a proxy's page).
-    """
-    text = raw.decode("utf-8", errors="replace").strip()
-    try:
-        body = json.loads(text)
-    except ValueError:
-        body = None
-    message, code = "", None
-    if isinstance(body, dict):
-        # a bare error object: older vLLM's {"object": "error", ...}, llama.cpp's `error:` event
-        error = body.get("error", body if "message" in body else None)
-        if isinstance(error, dict):
-            message = str(error.get("message") or "")
-            code = next((c for c in (error.get("code"), error.get("type")) if isinstance(c, str) and c), None)
-        elif isinstance(error, str):
-            message = error
-        elif "detail" in body:
-            message = body["detail"] if isinstance(body["detail"], str) else json.dumps(body["detail"])
-    if not message:
-        message = text or "no message"
-    message = message[:MAX_MESSAGE_CHARS]
-    if status in (401, 403):
-        return EngineError("upstream_unauthorized", f"the upstream {where} refused the request (HTTP {status}): "
-                           f"{message}; check the token (--upstream-key-env)", status=status)
-    if status is None:
-        return EngineError(code or "upstream_error", f"the upstream {where} failed mid-answer: {message}", status=502)
-    return EngineError(code or "upstream_error", f"the upstream {where} answered HTTP {status}: {message}",
-                       status=status if status < 500 else 502)
-
-
 async def _read_some(response: httpx2.Response) -> bytes:
     body = bytearray()
     async for chunk in response.aiter_bytes():
@@ -401,13 +343,3 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
 
 def _reason(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
-
-
-def _redact(url: str) -> str:
-    """`url` without user:password (a token may ride in it)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = (f"[{host}]" if ":" in host else host) + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
