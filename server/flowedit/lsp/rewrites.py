@@ -15,8 +15,7 @@ from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, rewri
 from flowedit.core.exclude import uri_path
 from flowedit.core.linediff import whole_lines
 from flowedit.core.region import Region, TrackedRegion
-from flowedit.core.session import (Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed,
-                                   RewriteSession, SessionEvent, State)
+from flowedit.core.session import (Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, SessionEvent, State)
 from flowedit.lsp import convert
 from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure

@@ -12,13 +12,12 @@ from pygls.lsp.server import LanguageServer
 
 from flowedit import __version__
 from flowedit.core.exclude import excluded_by
-from flowedit.core.region import Region
 from flowedit.core.text import Document, PositionError
 from flowedit.lsp import convert
 from flowedit.lsp.embedded import InProcess, build_embedded, build_upstream
 from flowedit.lsp.inline import InlineCompleter
 from flowedit.lsp.rewrites import RewriteRefused, Rewrites, RewriteRun
-from flowedit.lsp.settings import Settings, from_environment, parse_settings
+from flowedit.lsp.settings import from_environment, parse_settings
 from flowedit.lsp import completion
 from flowedit.model.errors import ModelFailure
 from flowedit.model.link import ModelLink
