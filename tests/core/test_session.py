@@ -296,3 +296,48 @@ def test_typing_that_looks_exactly_like_our_edit_is_not_mistaken_for_it():
     settle(editor, server)
     assert editor.text == "aaa\nrest\n"  # the user's 'a' + the answer "aa"
     assert [type(e) for e in events(server)] == [Finished]
+
+
+@pytest.mark.parametrize(("doc_eol", "deltas"), [("\r\n", ["one\r", "\ntwo"]), ("\n", ["one\r\n", "two"]),
+                                                 ("\r\n", ["one\n", "two"])])
+def test_model_line_ends_follow_the_document_even_split_across_deltas(doc_eol, deltas):
+    editor, server = make(f"a{doc_eol}SEL{doc_eol}b{doc_eol}", "SEL", "vscode")
+    for d in deltas:
+        server.session.delta(d)
+        settle(editor, server)
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == f"a{doc_eol}one{doc_eol}two{doc_eol}b{doc_eol}"
+
+
+def test_refusal_then_redirect_leaves_no_timer_spinning():
+    editor, server = make("x\nSEL\ny\n", "SEL", "vscode")
+    editor.refuse_all = True
+    server.session.delta("old")
+    server.pump()
+    editor.receive(*server.inbox.popleft())
+    deliver_one(editor, server)  # refused: a retry timer is armed
+    assert server.session.wakeup_at is not None
+    server.session.redirect()  # nothing left to resend: no timer may keep firing
+    assert server.session.wakeup_at is None and server.session.poll(server.now + 1) is None
+    server.now += 1
+    assert server.session.wakeup_at is None
+
+
+def test_a_rewind_after_a_redirect_keeps_the_new_answer():
+    """Batch 2's 'echo' was really the user typing the same text; then a redirect; then the refusal."""
+    editor, server = make("x\nAB\ny\n", "AB", "vscode")
+    server.session.delta("AB")  # a no-op on "AB"
+    server.session.delta("CD")
+    assert server.pump() is not None  # insert "CD" at the region's end, against version 1
+    end = editor.text.index("\ny")
+    editor.user_edit(end, end, "CD")  # the user types the very same text first
+    editor.flush()
+    deliver_one(editor, server)  # taken for the echo
+    server.session.redirect()
+    editor.receive(*server.inbox.popleft())  # the editor refuses the stale edit
+    deliver_one(editor, server)
+    server.session.delta("NEW")
+    server.session.finish()
+    settle(editor, server)
+    assert editor.text == "x\nNEWCD\ny\n"

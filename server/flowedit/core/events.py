@@ -54,7 +54,7 @@ class SessionLimits:
     """Bounds on the editor's misbehaviour before a session gives up."""
 
     max_refusals: int = 3  # consecutive `applied: false` without a newer version in between
-    max_races: int = 200  # batches overtaken by the user's typing, in total
+    max_races: int = 200  # batches overtaken by the user's typing in a row, none landing in between
     refusal_retry_s: float = 0.25  # resend after a refusal even if no newer version shows up
     echo_timeout_s: float = 10.0  # an applied edit the editor never reports
 

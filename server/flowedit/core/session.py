@@ -98,6 +98,7 @@ class RewriteSession:
         self._refused: tuple[int, float] | None = None  # (version, time) of the last refusal
         self._version = self.doc.version
         self._eol = self.doc.eol()
+        self._cr = ""  # a CR held back until the next delta shows whether an LF follows
         self.doc.observers.append(self)
 
     # ------------------------------------------------------------------ inputs: the model
@@ -106,8 +107,7 @@ class RewriteSession:
         if self.state is not State.STREAMING or not text:
             return
         if self.mode is Mode.REPLACE:
-            # editors normalise inserted line ends to the document's; an echo must match what we sent
-            self._answer += text if self._eol == "\n" else text.replace("\r\n", "\n").replace("\n", self._eol)
+            self._answer += self._normalise(text)
             return
         self._diff_blank = self._diff_blank and not text.strip()
         try:
@@ -127,8 +127,19 @@ class RewriteSession:
             except DiffFormatError as exc:
                 self._stop(Failed(f"the model's diff is malformed: {exc}"))
                 return
+        if self.mode is Mode.REPLACE:
+            self._answer += self._normalise("", final=True)
         self._model_done = True
         self._maybe_finish()
+
+    def _normalise(self, text: str, final: bool = False) -> str:
+        """Model line ends as the document's (editors normalise what they insert; an echo must match what
+        we sent); a trailing CR waits for the next delta, which may hold its LF."""
+        text, self._cr = self._cr + text, ""
+        if text.endswith("\r") and not final:
+            text, self._cr = text[:-1], "\r"
+        text = text.replace("\r\n", "\n")
+        return text if self._eol == "\n" else text.replace("\n", self._eol)
 
     def fail(self, reason: str) -> None:
         """The model stream failed; keep what was applied."""
@@ -143,6 +154,7 @@ class RewriteSession:
         if self.state is not State.STREAMING:
             raise RuntimeError(f"cannot redirect a session that is {self.state.value}")
         self._epoch += 1  # a batch still in flight belongs to the old answer
+        self._refused, self._refusals, self._cr = None, 0, ""
         self._answer, self._written, self._replaced = "", 0, False
         self._diff, self._diff_blank = DiffStream(), True
         self._blocks, self._applied_blocks, self._line_shift, self._hunks = [], 0, 0, 0
@@ -219,7 +231,7 @@ class RewriteSession:
         if not applied and flight.echoed and not flight.batch.revert:
             # the user's typing had exactly the effect of this edit, which the editor then refused: the
             # text is right, the bookkeeping is not. Rewind it and take every change since as the user's.
-            self._restore(flight.snapshot)
+            self._restore(flight.snapshot, same_answer=flight.epoch == self._epoch)
             flight.echoed = False
             self._refusals += 1
             self._refused = (flight.batch.version, now)
@@ -281,6 +293,7 @@ class RewriteSession:
             return None
         change, advance = self._next_change()
         if change is None:
+            self._refused = None  # nothing to resend: no retry timer either
             return None
         batch = EditBatch(next(_batch_ids), self.doc.uri, self._version, change, revert=self.state is State.REVERTING)
         self._inflight = _InFlight(batch, self.doc.text[change.start : change.end], now, advance, self._epoch,
@@ -301,7 +314,8 @@ class RewriteSession:
         flight = self._inflight
         if flight is not None:
             return flight.sent_at + self.limits.echo_timeout_s if flight.acked and not flight.echoed else None
-        if self._refused is not None and self.state in (State.STREAMING, State.REVERTING):
+        if self._refused is not None and self.state in (State.STREAMING, State.REVERTING) \
+                and self._version == self._refused[0]:
             return self._refused[1] + self.limits.refusal_retry_s
         return None
 
@@ -345,14 +359,18 @@ class RewriteSession:
         return (self.region, self._written, self._replaced, self._line_shift, self._applied_blocks,
                 self.batches_applied, self.dirty)
 
-    def _restore(self, snapshot: tuple) -> None:
-        (self.region, self._written, self._replaced, self._line_shift, self._applied_blocks,
-         self.batches_applied, self.dirty) = snapshot
+    def _restore(self, snapshot: tuple, same_answer: bool) -> None:
+        region, written, replaced, line_shift, applied_blocks, self.batches_applied, self.dirty = snapshot
+        self.region = region
+        if same_answer:  # after a redirect the answer's own counters belong to the new answer
+            self._written, self._replaced, self._line_shift, self._applied_blocks = (
+                written, replaced, line_shift, applied_blocks)
 
     def _on_applied(self, flight: _InFlight) -> None:
         change = flight.batch.change
         self.batches_applied += 1
         self._refusals = 0
+        self._races = 0
         self._refused = None
         if flight.batch.revert:
             self.region = Region(self.region.start, self.region.start + len(self.original))
