@@ -64,4 +64,4 @@ async def test_neovim_code_action_streams_rewrite_exactly(tmp_path: Path) -> Non
     assert status["tokens"] >= 300 and status["edits_applied"] >= 3, diagnostics()
     # Neovim echoes an edit ~150 ms after answering it (its didChange debounce); the figure must count
     # to that echo, not to the end of the stream (~2 s here)
-    assert 0 <= status["first_token_to_first_edit_ms"] < 1000, diagnostics()
+    assert 0 <= status["first_token_to_first_edit_ms"] < summary["stream_ms"] / 2, diagnostics()

@@ -245,7 +245,7 @@ async def test_neovim_like_client_debounced_echoes_and_silent_skips(tmp_path):
     """Neovim 0.7's behaviour, imitated: the user types above the region all through the stream."""
     ed = Editor(behaviour="nvim07")
     try:
-        async with Gateway(ANSWER, tmp_path, rate=600) as gw:
+        async with Gateway(ANSWER, tmp_path, rate=300) as gw:
             await ed.start({"endpoint": gw.url})
             ed.open(URI, "top\nTARGET  # tail 😀\nbottom\n")
             rid = await ed.rewrite(URI, 4, 10, mode="replace")
@@ -254,7 +254,7 @@ async def test_neovim_like_client_debounced_echoes_and_silent_skips(tmp_path):
             while not done.done():
                 ed.type(URI, 0, 0, "中")
                 typed += 1
-                await asyncio.wait({done}, timeout=0.05)  # ok: the user's typing pace
+                await asyncio.wait({done}, timeout=0.12)  # ok: the user's typing pace, a little faster than the debounce
             outcome = done.result()
     finally:
         await ed.stop()

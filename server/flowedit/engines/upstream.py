@@ -86,7 +86,8 @@ class UpstreamEngine:
                  max_connections: int = 64) -> None:
         parts = urlsplit(base_url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"the upstream URL must be http(s)://HOST[:PORT][/PATH], got {base_url!r}")
+            # the URL itself may carry a key (?api_key=...): never echo it
+            raise ValueError("the upstream URL must look like http(s)://HOST[:PORT][/PATH]")
         if fim not in FIM_MODES:
             raise ValueError(f"unknown FIM mode {fim!r}; known: {', '.join(FIM_MODES)}")
         if fim == "template" and (not fim_template or "{prefix}" not in fim_template):

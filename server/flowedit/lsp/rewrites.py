@@ -107,7 +107,7 @@ class Rewrites:
         if chosen is Mode.DIFF:
             region = whole_lines(doc, region)
         previous = self.last_by_uri.get(uri)
-        if previous is not None and previous.session.state is State.DONE:
+        if previous is not None and previous.done.is_set():
             previous.session.detach()  # only the last rewrite of a document can be reverted
         run = RewriteRun(f"rw-{next(_ids)}", uri, RewriteSession(doc, region, chosen), instruction,
                          asyncio.get_running_loop().time())
@@ -203,6 +203,8 @@ class Rewrites:
                 return
             run.lane = lane
             async for event in lane:
+                if generation != run.generation:
+                    break  # redirected: what the old lane still held belongs to the old answer
                 if isinstance(event, wire.OutputTextDelta) and event.delta:
                     now = asyncio.get_running_loop().time()
                     run.first_token_at = run.first_token_at or now
@@ -213,7 +215,9 @@ class Rewrites:
                     self._report_progress(run)
                     if run.tokens % 16 == 1:  # live figures for status bars, about one in 16 tokens
                         self.server.send_status(run.figures())
-            if generation == run.generation:
+            if generation == run.generation and lane.incomplete_reason not in (None, "interrupted"):
+                session.fail(f"the model stopped early ({lane.incomplete_reason}): the answer is incomplete")
+            elif generation == run.generation:
                 session.finish()
         except ModelError as exc:
             if generation == run.generation:
@@ -276,6 +280,8 @@ class Rewrites:
             if isinstance(event, (Reverted, RevertFailed)):
                 run.revert_outcome = event
                 run.reverted.set()
+                if isinstance(event, Reverted):
+                    run.session.detach()  # done for good: nothing left to follow
                 if isinstance(event, RevertFailed):
                     self.server.show_warning(f"FlowEdit could not revert: {event.reason}")
                 continue
@@ -284,6 +290,8 @@ class Rewrites:
                 self._spawn(run, self._stop_lane(run))
                 self.server.show_warning(f"FlowEdit rewrite stopped: {event.reason}")
             self._end_progress(run, event)
+            if self.last_by_uri.get(run.uri) is not run:
+                run.session.detach()  # only the last rewrite of a document can still be reverted
             self.server.send_status(run.figures())
             log.info("rewrite %s ended: %s (%s)", run.id, type(event).__name__, event.reason)
             run.done.set()
