@@ -57,3 +57,20 @@ def test_serve_with_a_short_token_refuses_to_start(monkeypatch):
     proc = subprocess.run([sys.executable, "-m", "flowedit.cli", "serve", "--port", "0", "--token-env", "TEAM_TOKEN"],
                           capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 2 and "at least 16" in proc.stderr
+
+
+async def test_max_output_tokens_ends_the_response_incomplete():
+    async with Gateway(ScriptedEngine("one two three four five six", rate=0)) as gw:
+        async with connect(gw.url) as ws:
+            await ws.send(wire.encode(wire.ResponseCreate(model="m", input="x", max_output_tokens=2)))
+            deltas, last = [], None
+            async for frame in ws:
+                event = wire.decode_server_event(frame)
+                if isinstance(event, wire.OutputTextDelta):
+                    deltas.append(event.delta)
+                if isinstance(event, wire.ResponseLifecycle) and event.terminal:
+                    last = event
+                    break
+    assert deltas == ["one", " two"]
+    assert last.type == "response.incomplete"
+    assert last.response.incomplete_details == {"reason": "max_output_tokens"}

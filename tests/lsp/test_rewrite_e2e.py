@@ -320,3 +320,19 @@ async def test_a_new_rewrite_of_the_same_code_replaces_the_running_one(editor, t
     selected = text[6:end]
     landed = final[len("a = 1\n" + ANSWER) : -len("\nz = 2\n")]
     assert ANSWER.startswith(selected + landed)
+
+
+async def test_an_answer_cut_by_max_output_tokens_fails_instead_of_finishing(tmp_path):
+    ed = Editor()
+    try:
+        async with Gateway(ANSWER, tmp_path, rate=0) as gw:
+            await ed.start({"endpoint": gw.url, "rewrite": {"max_output_tokens": 10}})
+            ed.open(URI, "a = OLD\nb = 2\n")
+            rid = await ed.rewrite(URI, 4, 7, mode="replace")
+            outcome = await ed.outcome(rid)
+    finally:
+        await ed.stop()
+    assert outcome["outcome"] == "failed" and "max_output_tokens" in outcome["reason"], outcome
+    assert outcome["tokens"] == 10
+    text = ed.text(URI)
+    assert text.endswith("\nb = 2\n") and ANSWER.startswith(text[4 : -len("\nb = 2\n")])  # what landed stays

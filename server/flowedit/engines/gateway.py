@@ -136,6 +136,7 @@ class _Response:
     deltas: list[str] = field(default_factory=list)
     pump: asyncio.Task[None] | None = None
     interrupt: wire.ResponseInterrupt | None = None
+    cut: str | None = None  # why the gateway ended it early (max_output_tokens)
 
 
 class _Connection:
@@ -265,6 +266,9 @@ class _Connection:
                 response.deltas.append(delta)
                 await self._send(wire.OutputTextDelta(
                     item_id=response.item_id, delta=delta, stream_id=response.stream_id, logprobs=[]))
+                if create.max_output_tokens is not None and len(response.deltas) >= create.max_output_tokens:
+                    response.cut = "max_output_tokens"  # as OpenAI does: stop there, end `incomplete`
+                    break
                 if len(response.deltas) % YIELD_EVERY == 0:
                     await asyncio.sleep(0)  # ok: a fast engine must not starve other lanes and the reader
         finally:
@@ -284,7 +288,11 @@ class _Connection:
             return
         assert response.pump is not None
         failure = response.pump.exception()
-        if failure is None:
+        if failure is None and response.cut is not None:
+            await self._send(self._lifecycle(
+                "response.incomplete", response, "incomplete", incomplete_details={"reason": response.cut},
+                output=[_message(response, text, "incomplete")]))
+        elif failure is None:
             await self._send(wire.OutputTextDone(item_id=response.item_id, text=text,
                                                  stream_id=response.stream_id, logprobs=[]))
             await self._send(self._lifecycle("response.completed", response, "completed",
