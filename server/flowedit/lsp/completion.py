@@ -66,13 +66,14 @@ def register(server: FloweditServer) -> None:
         if doc is None:
             return None
         offset = doc.offset_at(convert.position(params.position), ls.encoding)
+        version = doc.version
         invoked = params.context is None or params.context.trigger_kind == lsp.CompletionTriggerKind.Invoked
         task = asyncio.ensure_future(ls.completer.complete(doc.uri, offset, invoked))
         # answer within the budget, never holding up the editor's other sources; a late answer still
         # fills the cache for the next keystroke (isIncomplete makes the client ask again)
         done, _ = await asyncio.wait({task}, timeout=ls.settings.inline.fallback_wait_ms / 1000)
-        if not done or task.result() is None:
-            return lsp.CompletionList(is_incomplete=True, items=[])
+        if not done or task.result() is None or doc.version != version:
+            return lsp.CompletionList(is_incomplete=True, items=[])  # (the text moved on: the client asks again)
         suggestion, rest = task.result()
         line_start = doc.line_start(doc.line_of(offset))
         word = _WORD.search(doc.text[line_start:offset])
