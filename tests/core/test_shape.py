@@ -112,8 +112,8 @@ def test_cache_answers_the_rest_while_typing_along(text, prefix, suffix, data):
     if k < 64:
         assert hit is not None and hit[1] == text[k:]
     other = data.draw(st.text(min_size=1, max_size=3))
-    if not text.startswith(other):
-        assert cache.get("u", prefix + other, suffix) is None or text[: len(other)] == other
+    if not text.startswith(other):  # typing off the suggestion finds nothing
+        assert cache.get("u", prefix + other, suffix) is None
 
 
 def test_partial_accept_extends_the_cache_past_the_typeahead():

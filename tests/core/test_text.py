@@ -118,3 +118,16 @@ def test_compose_equals_applying_in_sequence(base, data):
         combined = change if combined is None else compose(combined, change, text)
         text = change.apply(text)
         assert combined.apply(base) == text
+
+
+@given(st.lists(st.sampled_from(["a", "\r", "\n", "\r\n", "é"]), max_size=30).map("".join),
+       st.sampled_from(["\n", "\r\n"]), st.data())
+def test_line_ends_give_the_same_text_however_the_stream_is_cut(text, eol, data):
+    from flowedit.core.text import LineEnds
+
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=5)))
+    pieces = [text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)])]
+    streamed = LineEnds(eol)
+    got = "".join(streamed.feed(p) for p in pieces) + streamed.feed("", final=True)
+    assert got == LineEnds(eol).feed(text, final=True)
+    assert got == text.replace("\r\n", "\n").replace("\n", eol)

@@ -3,8 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from flowedit.core.text import Change
+
+
+class Mode(str, Enum):
+    """How the model's answer maps onto the selection."""
+
+    REPLACE = "replace"  # the answer is the new text of the selection
+    DIFF = "diff"  # the answer is a unified diff of the selection's lines
+
+
+class State(str, Enum):
+    """Lifecycle of a session."""
+
+    STREAMING = "streaming"
+    STOPPING = "stopping"  # interrupt/failure requested; waiting for the batch in flight to resolve
+    DONE = "done"
+    REVERTING = "reverting"
+    REVERTED = "reverted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,5 +77,5 @@ class SessionLimits:
     echo_timeout_s: float = 10.0  # an applied edit the editor never reports
 
 
-__all__ = ["Conflict", "EditBatch", "Failed", "Finished", "Interrupted", "Reverted", "RevertFailed",
+__all__ = ["Mode", "State", "Conflict", "EditBatch", "Failed", "Finished", "Interrupted", "Reverted", "RevertFailed",
            "SessionEvent", "SessionLimits"]

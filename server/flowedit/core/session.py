@@ -18,33 +18,15 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from enum import Enum
 
-from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Reverted, RevertFailed,
-                                  SessionEvent, SessionLimits)
+from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Mode, Reverted,
+                                  RevertFailed, SessionEvent, SessionLimits, State)
 from flowedit.core.diffstream import Block, DiffFormatError, DiffStream, Hunk
 from flowedit.core.linediff import block_change
 from flowedit.core.region import Region
-from flowedit.core.text import Change, Document, compose, same_effect
+from flowedit.core.text import Change, Document, LineEnds, compose, same_effect
 
 _batch_ids = itertools.count(1)
-
-
-class Mode(str, Enum):
-    """How the model's answer maps onto the selection."""
-
-    REPLACE = "replace"  # the answer is the new text of the selection
-    DIFF = "diff"  # the answer is a unified diff of the selection's lines
-
-
-class State(str, Enum):
-    """Lifecycle of a session."""
-
-    STREAMING = "streaming"
-    STOPPING = "stopping"  # interrupt/failure requested; waiting for the batch in flight to resolve
-    DONE = "done"
-    REVERTING = "reverting"
-    REVERTED = "reverted"
 
 
 @dataclass
@@ -98,7 +80,7 @@ class RewriteSession:
         self._refused: tuple[int, float] | None = None  # (version, time) of the last refusal
         self._version = self.doc.version
         self._eol = self.doc.eol()
-        self._cr = ""  # a CR held back until the next delta shows whether an LF follows
+        self._line_ends = LineEnds(self._eol)
         self.doc.observers.append(self)
 
     # ------------------------------------------------------------------ inputs: the model
@@ -107,7 +89,7 @@ class RewriteSession:
         if self.state is not State.STREAMING or not text:
             return
         if self.mode is Mode.REPLACE:
-            self._answer += self._normalise(text)
+            self._answer += self._line_ends.feed(text)
             return
         self._diff_blank = self._diff_blank and not text.strip()
         try:
@@ -128,18 +110,9 @@ class RewriteSession:
                 self._stop(Failed(f"the model's diff is malformed: {exc}"))
                 return
         if self.mode is Mode.REPLACE:
-            self._answer += self._normalise("", final=True)
+            self._answer += self._line_ends.feed("", final=True)
         self._model_done = True
         self._maybe_finish()
-
-    def _normalise(self, text: str, final: bool = False) -> str:
-        """Model line ends as the document's (editors normalise what they insert; an echo must match what
-        we sent); a trailing CR waits for the next delta, which may hold its LF."""
-        text, self._cr = self._cr + text, ""
-        if text.endswith("\r") and not final:
-            text, self._cr = text[:-1], "\r"
-        text = text.replace("\r\n", "\n")
-        return text if self._eol == "\n" else text.replace("\n", self._eol)
 
     def fail(self, reason: str) -> None:
         """The model stream failed; keep what was applied."""
@@ -154,7 +127,7 @@ class RewriteSession:
         if self.state is not State.STREAMING:
             raise RuntimeError(f"cannot redirect a session that is {self.state.value}")
         self._epoch += 1  # a batch still in flight belongs to the old answer
-        self._refused, self._refusals, self._cr = None, 0, ""
+        self._refused, self._refusals, self._line_ends = None, 0, LineEnds(self._eol)
         self._answer, self._written, self._replaced = "", 0, False
         self._diff, self._diff_blank = DiffStream(), True
         self._blocks, self._applied_blocks, self._line_shift, self._hunks = [], 0, 0, 0
@@ -323,11 +296,6 @@ class RewriteSession:
         """Events since the last call."""
         out, self.events = self.events, []
         return out
-
-    @property
-    def busy(self) -> bool:
-        """True while a batch is in flight."""
-        return self._inflight is not None
 
     # ------------------------------------------------------------------ internals
     def _next_change(self) -> tuple[Change | None, int]:

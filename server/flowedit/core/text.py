@@ -108,6 +108,24 @@ def compose(first: Change, then: Change, current: str) -> Change:
     return Change(a, first.end + (b - t_end), current[a : then.start] + then.text + current[then.end : b])
 
 
+class LineEnds:
+    """Streamed text with its line ends rewritten to a document's (editors normalise what they insert,
+    so an echo only matches what we sent if we do it first); a trailing CR waits for the next piece,
+    which may begin with its LF."""
+
+    def __init__(self, eol: str) -> None:
+        self.eol = eol
+        self._cr = ""
+
+    def feed(self, text: str, final: bool = False) -> str:
+        """The part of `text` that can be written now, in the document's line ends."""
+        text, self._cr = self._cr + text, ""
+        if text.endswith("\r") and not final:
+            text, self._cr = text[:-1], "\r"
+        text = text.replace("\r\n", "\n")
+        return text if self.eol == "\n" else text.replace("\n", self.eol)
+
+
 class ChangeObserver(Protocol):
     """Something that follows a document's changes (a rewrite session)."""
 
