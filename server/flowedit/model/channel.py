@@ -70,7 +70,7 @@ class Channel:
     async def open_lane(self, create: wire.ResponseCreate) -> Lane:
         """Register a lane, then send its `response.create` (the caller's object is not modified)."""
         stream_id = None if self.multiplex is False else self._free_id()
-        lane = Lane(self, stream_id)
+        lane = Lane(stream_id, self.interrupt)
         self._lanes[stream_id] = lane  # before sending: the first answer may arrive before send() returns
         if self.multiplex is None:
             self._verdict = asyncio.get_running_loop().create_future()
@@ -78,7 +78,7 @@ class Channel:
             await self.conn.send(wire.encode(create.model_copy(update={"stream_id": stream_id})))
         except ModelConnectionLost:
             self._lanes.pop(stream_id, None)
-            lane._detach()
+            lane.detach()
             self.retire()
             raise
         except asyncio.CancelledError:
@@ -109,7 +109,7 @@ class Channel:
 
     def abandon(self, lane: Lane) -> bool:
         """Stop routing `lane` without telling anyone; returns False if it was not routed here."""
-        lane._detach()
+        lane.detach()
         if self._lanes.get(lane.stream_id) is not lane:
             return False
         del self._lanes[lane.stream_id]
@@ -176,7 +176,7 @@ class Channel:
             elif isinstance(event, wire.ErrorEvent):
                 log.warning("model socket %s: error for no open lane: %s", self.label, event.error.message)
             return
-        if lane._feed(event):
+        if lane.feed(event):
             del self._lanes[key]
             self._on_lane_end(self)
 
@@ -188,7 +188,7 @@ class Channel:
         if is_error and rejects_stream_id(event.error):
             self.multiplex = False
             del self._lanes[key]
-            lane._detach()  # never yielded anything: the link sends the request again, without stream_id
+            lane.detach()  # never yielded anything: the link sends the request again, without stream_id
             self._decide(RESEND)
             return
         if event.stream_id is not None:
@@ -217,7 +217,7 @@ class Channel:
         self._lanes.clear()
         self._draining.clear()
         for lane in lanes:
-            lane._end(failure())
+            lane.end(failure())
         self._decide(UNKNOWN)
         await self.conn.close()
         self._on_closed(self, why)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from flowedit.model import wire
 from flowedit.model.errors import ModelError, ModelFailure
-
-if TYPE_CHECKING:
-    from flowedit.model.channel import Channel
 
 _END = object()  # queued after the last event, so a waiting consumer wakes up
 
@@ -20,13 +18,16 @@ class Lane:
     `response.completed` and `response.incomplete` are yielded and then iteration stops (see
     `incomplete_reason`); `response.failed` and lane-scoped `error` events raise `ModelError`; a dropped
     socket raises `ModelConnectionLost`. A lane is never resumed on another socket.
+
+    The socket that carries the lane owns its lifecycle (`feed`, `end`, `detach`); the lane only calls
+    back `on_interrupt(lane)` when its consumer stops it while the socket still routes it.
     """
 
-    def __init__(self, channel: Channel, stream_id: str | None) -> None:
+    def __init__(self, stream_id: str | None, on_interrupt: Callable[[Lane], Awaitable[None]]) -> None:
         self.stream_id = stream_id
         self.response_id: str | None = None
         self.incomplete_reason: str | None = None
-        self._channel = channel
+        self._on_interrupt = on_interrupt
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._routed = True  # the socket still routes frames here
         self._stopped = False  # iteration is over (terminal consumed, failure raised, or interrupted)
@@ -68,36 +69,37 @@ class Lane:
             self._stopped = True
             self._queue.put_nowait(_END)
         if self._routed:
-            await self._channel.interrupt(self)
+            await self._on_interrupt(self)
 
-    # ------------------------------------------------------------ fed by the channel's read loop
+    # ------------------------------------------------------------ called by the socket that routes the lane
 
-    def _feed(self, event: wire.ServerEvent) -> bool:
+    def feed(self, event: wire.ServerEvent) -> bool:
         """Queue one routed event; returns True when it ends the response."""
         if isinstance(event, wire.ResponseLifecycle):
             self.response_id = event.response.id
             if event.type == "response.failed":
                 error = event.response.error or {}
-                self._end(ModelError(error.get("code") or "response_failed",
+                self.end(ModelError(error.get("code") or "response_failed",
                                      str(error.get("message") or "the response failed")))
                 return True
             self._queue.put_nowait(event)
             if event.terminal:
                 if event.type == "response.incomplete":
                     self.incomplete_reason = str((event.response.incomplete_details or {}).get("reason", ""))
-                self._end(_END)
+                self.end(_END)
                 return True
             return False
         if isinstance(event, wire.ErrorEvent):
-            self._end(ModelError(event.error.code, event.error.message, status=event.status))
+            self.end(ModelError(event.error.code, event.error.message, status=event.status))
             return True
         self._queue.put_nowait(event)
         return False
 
-    def _end(self, last: Any) -> None:
+    def end(self, last: Any) -> None:
         """Stop routing; `last` is `_END` or the failure to raise after the queued events."""
         self._routed = False
         self._queue.put_nowait(last)
 
-    def _detach(self) -> None:
+    def detach(self) -> None:
+        """Stop routing without a last item (the socket forgot the lane; its consumer was told otherwise)."""
         self._routed = False

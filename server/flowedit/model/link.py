@@ -125,7 +125,7 @@ class ModelLink:
                     if lane is not None:
                         return lane
         if self._mode == "on":
-            return await self._send_shared(create)
+            return (await self._send_shared(create))[1]
         return await self._send_pooled(create)
 
     async def close(self) -> None:
@@ -148,8 +148,7 @@ class ModelLink:
     # ------------------------------------------------------------ routing requests to sockets
 
     async def _probe(self, create: wire.ResponseCreate) -> Lane | None:
-        lane = await self._send_shared(create)
-        channel = lane._channel
+        channel, lane = await self._send_shared(create)
         try:
             verdict = await channel.verdict()
         except asyncio.CancelledError:
@@ -169,11 +168,11 @@ class ModelLink:
                 return None
         return lane
 
-    async def _send_shared(self, create: wire.ResponseCreate) -> Lane:
+    async def _send_shared(self, create: wire.ResponseCreate) -> tuple[Channel, Lane]:
         for attempt in range(2):
             channel = await self._shared_channel()
             try:
-                return await channel.open_lane(create)
+                return channel, await channel.open_lane(create)
             except ModelConnectionLost:
                 # The socket died before its read loop noticed; a fresh one has not seen this request.
                 if attempt:
