@@ -1,17 +1,16 @@
-"""Handlers for inline completions (LSP 3.18) and the `textDocument/completion` fallback."""
+"""Inline completions (LSP 3.18) and the `textDocument/completion` fallback, as LSP answers over a `Host`."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as lsp
 
 from flowedit.lsp import convert
-
-if TYPE_CHECKING:
-    from flowedit.lsp.server import FloweditServer
+from flowedit.lsp.host import Host
+from flowedit.lsp.inline import InlineCompleter
 
 ACCEPTED = "flowedit.completionAccepted"
 PARTIAL = "textDocument/didPartiallyAcceptCompletion"  # Copilot's name and shape
@@ -39,69 +38,59 @@ def _accept_command(suggestion: Any, shown: str) -> lsp.Command:
     return lsp.Command(title="FlowEdit: accepted", command=ACCEPTED, arguments=[suggestion.id, start])
 
 
-def register(server: FloweditServer) -> None:
-    """Add the completion features to `server`."""
+async def inline_items(host: Host, completer: InlineCompleter,
+                       params: lsp.InlineCompletionParams) -> lsp.InlineCompletionList:
+    """`textDocument/inlineCompletion`: at most one item, the rest of the suggestion at the cursor."""
+    doc = host.docs.get(params.text_document.uri)
+    if doc is None or not host.settings.inline.enabled:
+        return lsp.InlineCompletionList(items=[])
+    offset = doc.offset_at(convert.position(params.position), host.encoding)
+    invoked = params.context.trigger_kind == lsp.InlineCompletionTriggerKind.Invoked
+    result = await completer.complete(doc.uri, offset, invoked)
+    if result is None:
+        return lsp.InlineCompletionList(items=[])
+    suggestion, text = result
+    here = lsp.Range(start=params.position, end=params.position)
+    return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
+        insert_text=text, range=here, command=_accept_command(suggestion, text))])
 
-    @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
-    async def inline_completion(ls: FloweditServer, params: lsp.InlineCompletionParams):
-        doc = ls.docs.get(params.text_document.uri)
-        if doc is None or not ls.settings.inline.enabled:
-            return lsp.InlineCompletionList(items=[])
-        offset = doc.offset_at(convert.position(params.position), ls.encoding)
-        invoked = params.context.trigger_kind == lsp.InlineCompletionTriggerKind.Invoked
-        result = await ls.completer.complete(doc.uri, offset, invoked)
-        if result is None:
-            return lsp.InlineCompletionList(items=[])
-        suggestion, text = result
-        here = lsp.Range(start=params.position, end=params.position)
-        return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
-            insert_text=text, range=here, command=_accept_command(suggestion, text))])
 
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "(", "="]))
-    async def completion(ls: FloweditServer, params: lsp.CompletionParams):
-        text_caps = ls.client_capabilities.text_document
-        if (text_caps is not None and text_caps.inline_completion is not None) or not ls.settings.inline.enabled:
-            return None  # the client shows ghost text from textDocument/inlineCompletion instead
-        doc = ls.docs.get(params.text_document.uri)
-        if doc is None:
-            return None
-        offset = doc.offset_at(convert.position(params.position), ls.encoding)
-        version = doc.version
-        invoked = params.context is None or params.context.trigger_kind == lsp.CompletionTriggerKind.Invoked
-        task = asyncio.ensure_future(ls.completer.complete(doc.uri, offset, invoked))
-        # answer within the budget, never holding up the editor's other sources; a late answer still
-        # fills the cache for the next keystroke (isIncomplete makes the client ask again)
-        done, _ = await asyncio.wait({task}, timeout=ls.settings.inline.fallback_wait_ms / 1000)
-        if not done or task.result() is None or doc.version != version:
-            return lsp.CompletionList(is_incomplete=True, items=[])  # (the text moved on: the client asks again)
-        suggestion, rest = task.result()
-        line_start = doc.line_start(doc.line_of(offset))
-        word = _WORD.search(doc.text[line_start:offset])
-        head = word.group(0) if word else ""
-        new_text = head + rest
-        edit_range = convert.lsp_range(doc, offset - len(head), offset, ls.encoding)
-        item = lsp.CompletionItem(
-            label=new_text.split("\n", 1)[0].strip()[:80] or new_text.strip()[:80], kind=lsp.CompletionItemKind.Text,
-            detail="FlowEdit", documentation=new_text if "\n" in new_text else None, filter_text=new_text,
-            sort_text="0", insert_text_format=lsp.InsertTextFormat.PlainText,
-            text_edit=lsp.TextEdit(range=edit_range, new_text=new_text),
-            command=_accept_command(suggestion, rest))
-        return lsp.CompletionList(is_incomplete=True, items=[item])
+async def completion_items(host: Host, completer: InlineCompleter,
+                           params: lsp.CompletionParams) -> lsp.CompletionList | None:
+    """`textDocument/completion` for clients without ghost text: one item that inserts the whole suggestion."""
+    doc = host.docs.get(params.text_document.uri)
+    if doc is None or not host.settings.inline.enabled:
+        return None
+    offset = doc.offset_at(convert.position(params.position), host.encoding)
+    version = doc.version
+    invoked = params.context is None or params.context.trigger_kind == lsp.CompletionTriggerKind.Invoked
+    task = asyncio.ensure_future(completer.complete(doc.uri, offset, invoked))
+    # answer within the budget, never holding up the editor's other sources; a late answer still
+    # fills the cache for the next keystroke (isIncomplete makes the client ask again)
+    done, _ = await asyncio.wait({task}, timeout=host.settings.inline.fallback_wait_ms / 1000)
+    if not done or task.result() is None or doc.version != version:
+        return lsp.CompletionList(is_incomplete=True, items=[])  # (the text moved on: the client asks again)
+    suggestion, rest = task.result()
+    line_start = doc.line_start(doc.line_of(offset))
+    word = _WORD.search(doc.text[line_start:offset])
+    head = word.group(0) if word else ""
+    new_text = head + rest
+    edit_range = convert.lsp_range(doc, offset - len(head), offset, host.encoding)
+    item = lsp.CompletionItem(
+        label=new_text.split("\n", 1)[0].strip()[:80] or new_text.strip()[:80], kind=lsp.CompletionItemKind.Text,
+        detail="FlowEdit", documentation=new_text if "\n" in new_text else None, filter_text=new_text,
+        sort_text="0", insert_text_format=lsp.InsertTextFormat.PlainText,
+        text_edit=lsp.TextEdit(range=edit_range, new_text=new_text),
+        command=_accept_command(suggestion, rest))
+    return lsp.CompletionList(is_incomplete=True, items=[item])
 
-    @server.feature(PARTIAL)
-    def did_partially_accept(ls: FloweditServer, params: Any) -> None:
-        item = _field(params, "item")
-        ref = suggestion_ref(item) if item is not None else None
-        length = _field(params, "acceptedLength") or _field(params, "accepted_length")
-        if ref is None or not isinstance(length, int):
-            return
-        text = _field(item, "insertText") or _field(item, "insert_text") or ""
-        ls.completer.partially_accepted(ref[0], ref[1] + ls.encoding.index(str(text), length))
 
-    @server.feature(SHOWN)
-    def did_show(ls: FloweditServer, params: Any) -> None:
-        ls.completer.counters.shown += 1
-
-    @server.command(ACCEPTED)
-    def accepted(ls, *args: Any) -> None:  # no annotation on `ls`: pygls resolves command hints at run time
-        ls.completer.counters.accepted += 1
+def partially_accepted(host: Host, completer: InlineCompleter, params: Any) -> None:
+    """`textDocument/didPartiallyAcceptCompletion` (Copilot's `{item, acceptedLength}`)."""
+    item = _field(params, "item")
+    ref = suggestion_ref(item) if item is not None else None
+    length = _field(params, "acceptedLength") or _field(params, "accepted_length")
+    if ref is None or not isinstance(length, int):
+        return
+    text = _field(item, "insertText") or _field(item, "insert_text") or ""
+    completer.partially_accepted(ref[0], ref[1] + host.encoding.index(str(text), length))

@@ -19,8 +19,9 @@ from flowedit.model import wire
 from flowedit.model.errors import ModelFailure
 from flowedit.model.transport import redact
 
+from flowedit.lsp.host import Host
+
 if TYPE_CHECKING:
-    from flowedit.lsp.server import FloweditServer
     from flowedit.model.lane import Lane
 
 log = logging.getLogger(__name__)
@@ -82,8 +83,8 @@ class ModelStream:
 class InlineCompleter:
     """Serves completions for one language server."""
 
-    def __init__(self, server: FloweditServer) -> None:  # noqa: D107
-        self.server = server
+    def __init__(self, host: Host) -> None:  # noqa: D107
+        self.host = host
         self.cache = CompletionCache()
         self.counters = Counters()
         self.streams: dict[str, ModelStream] = {}
@@ -103,7 +104,7 @@ class InlineCompleter:
             previous.set_result(True)
             self.counters.cancellations += 1
         self.latest[uri] = superseded
-        inline = self.server.settings.inline
+        inline = self.host.settings.inline
         self.debounce.setdefault(uri, AdaptiveDebounce(inline.debounce_min_ms / 1000, inline.debounce_max_ms / 1000)
                                  ).keystroke(loop.time())
         try:
@@ -116,16 +117,16 @@ class InlineCompleter:
         finally:
             if not superseded.done():
                 superseded.set_result(False)
-            self.server.send_status(completion=self.counters.as_dict())
+            self.host.send_status(completion=self.counters.as_dict())
 
     async def _complete(self, uri: str, offset: int, invoked: bool, superseded: asyncio.Future):
-        doc = self.server.docs.get(uri)
-        if doc is None or excluded_by(uri, self.server.settings.exclude):
+        doc = self.host.docs.get(uri)
+        if doc is None or excluded_by(uri, self.host.settings.exclude):
             return self._empty()
         cursor = cursor_at(doc, offset)
         if not wants_completion(cursor, invoked):
             return self._empty()
-        settings = self.server.settings.inline
+        settings = self.host.settings.inline
         ctx = fim_context(doc, offset, uri_path(uri), settings.prefix_tokens, settings.suffix_tokens,
                           self._snippets(uri))
         hit = self.cache.get(uri, ctx.prefix, ctx.suffix)
@@ -147,7 +148,7 @@ class InlineCompleter:
         if delay > 0:
             version = doc.version
             done, _ = await asyncio.wait({superseded}, timeout=delay)
-            if done or doc.version != version or self.server.docs.get(uri) is not doc:
+            if done or doc.version != version or self.host.docs.get(uri) is not doc:
                 return None  # the user typed meanwhile: the request for the new text will ask instead
         stream = self._start_stream(uri, doc, offset, cursor, ctx)
         answer = await self._await_answer(stream, "", superseded)
@@ -189,11 +190,11 @@ class InlineCompleter:
     def _snippets(self, uri: str):
         out = []
         for other, offset in reversed(list(self.recent.items())):
-            doc = self.server.docs.get(other)
-            if other == uri or doc is None or excluded_by(other, self.server.settings.exclude):
+            doc = self.host.docs.get(other)
+            if other == uri or doc is None or excluded_by(other, self.host.settings.exclude):
                 continue
             out.append(snippet_around(doc, offset, uri_path(other)))
-            if len(out) == self.server.settings.inline.snippets:
+            if len(out) == self.host.settings.inline.snippets:
                 break
         return tuple(out)
 
@@ -208,12 +209,12 @@ class InlineCompleter:
         return stream
 
     async def _run(self, stream: ModelStream, ctx) -> None:
-        settings = self.server.settings
+        settings = self.host.settings
         create = wire.ResponseCreate(input=ctx.prompt(),
                                      instructions=FIM_INSTRUCTIONS, max_output_tokens=settings.inline.max_tokens,
                                      flowedit=ctx.extension(settings.inline.max_tokens))
         try:
-            link, create.model = await self.server.link("inline")
+            link, create.model = await self.host.link("inline")
             stream.model, stream.endpoint = create.model, link.url
             stream.lane = lane = await link.request(create)
             async for event in lane:
@@ -235,7 +236,7 @@ class InlineCompleter:
         finally:
             stream.done = True
             stream.changed.set()
-            self.server.send_status(request=self._figures(stream))
+            self.host.send_status(request=self._figures(stream))
             log.info("completion model call ended: %s; counters %s", self._figures(stream), self.counters.as_dict())
 
     async def _await_answer(self, stream: ModelStream, typed: str, superseded: asyncio.Future):
@@ -266,7 +267,7 @@ class InlineCompleter:
         def stop_if_orphaned() -> None:
             if self.streams.get(uri) is stream and stream.adopted == adopted and not stream.done:
                 self._stop_stream(uri)
-                self.server.send_status(completion=self.counters.as_dict())
+                self.host.send_status(completion=self.counters.as_dict())
 
         asyncio.get_running_loop().call_later(grace_s, stop_if_orphaned)
 

@@ -11,18 +11,21 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types as lsp
+
 from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, rewrite_context
-from flowedit.core.exclude import uri_path
+from flowedit.core.exclude import excluded_by, uri_path
 from flowedit.core.linediff import whole_lines
 from flowedit.core.region import Region, TrackedRegion
 from flowedit.core.session import (Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, SessionEvent, State)
+from flowedit.core.text import Document, PositionError
 from flowedit.lsp import convert
+from flowedit.lsp.host import Host
 from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure
 from flowedit.model.transport import redact
 
 if TYPE_CHECKING:
-    from flowedit.lsp.server import FloweditServer
     from flowedit.model.lane import Lane
 
 log = logging.getLogger(__name__)
@@ -79,15 +82,42 @@ class RewriteRun:
 class Rewrites:
     """Every rewrite of the server, by id and by document."""
 
-    def __init__(self, server: FloweditServer) -> None:
-        self.server = server
+    def __init__(self, host: Host) -> None:
+        self.host = host
         self.runs: dict[str, RewriteRun] = {}
         self.last_by_uri: dict[str, RewriteRun] = {}
 
     # ------------------------------------------------------------------ commands
+    def document(self, uri: str) -> Document:
+        """The open document `uri`; RewriteRefused if it is not open."""
+        doc = self.host.docs.get(uri)
+        if doc is None:
+            raise RewriteRefused(f"{uri} is not open in the editor")
+        return doc
+
+    async def request(self, uri: str, selection: lsp.Range, instruction: str | None, mode: str | None) -> RewriteRun:
+        """`flowedit.rewrite`: check what the editor asked for, then `start` it; RewriteRefused says why not."""
+        doc = self.document(uri)
+        if (glob := excluded_by(uri, self.host.settings.exclude)) is not None:
+            raise RewriteRefused(f"{uri} matches the exclude pattern {glob!r}: it is never sent to a model")
+        try:
+            region = convert.offsets(doc, selection, self.host.encoding)
+        except PositionError as exc:
+            raise RewriteRefused(str(exc)) from None
+        if region.start == region.end:
+            raise RewriteRefused("select the code to rewrite first (the range is empty)")
+        settings = self.host.settings.rewrite
+        return await self.start(uri, region, instruction or settings.default_instruction, mode or settings.mode)
+
+    def matching(self, rewrite_id: str | None, uri: str | None) -> list[RewriteRun]:
+        """`flowedit.interrupt`'s targets: the run `rewrite_id`, or every running one (in `uri`)."""
+        return [r for r in self.runs.values()
+                if (rewrite_id is None or r.id == rewrite_id) and (uri is None or r.uri == uri)
+                and (rewrite_id is not None or not r.done.is_set())]
+
     async def start(self, uri: str, region: Region, instruction: str, mode: str) -> RewriteRun:
         """Begin a rewrite (after stopping any running one it overlaps); edits stream in the background."""
-        doc = self.server.document(uri)
+        doc = self.document(uri)
         overlapping = [o for o in self.runs.values() if o.uri == uri and not o.done.is_set()
                        and o.session.region.start < region.end and region.start < o.session.region.end]
         if overlapping:
@@ -99,8 +129,8 @@ class Rewrites:
             finally:
                 doc.observers.remove(tracked)
             region = tracked.region
-            doc = self.server.document(uri)
-        settings = self.server.settings
+            doc = self.document(uri)
+        settings = self.host.settings
         lines = doc.line_of(region.end) - doc.line_of(region.start) + 1
         chosen = Mode(mode) if mode != "auto" else (
             Mode.DIFF if lines >= settings.rewrite.diff_threshold_lines else Mode.REPLACE)
@@ -184,7 +214,7 @@ class Rewrites:
     async def _stream(self, run: RewriteRun, generation: int, partial: str | None) -> None:
         session = run.session
         doc = session.doc
-        settings = self.server.settings
+        settings = self.host.settings
         ctx = rewrite_context(doc, session.region, run.instruction, uri_path(run.uri),
                               settings.rewrite.context_tokens, previous_answer=partial)
         create = wire.ResponseCreate(
@@ -195,7 +225,7 @@ class Rewrites:
                       "language_id": ctx.language_id},
         )
         try:
-            link, create.model = await self.server.link("rewrite")
+            link, create.model = await self.host.link("rewrite")
             run.model, run.endpoint = create.model, link.url
             lane = await link.request(create)
             if generation != run.generation or session.state is not State.STREAMING:
@@ -214,7 +244,7 @@ class Rewrites:
                     self.pump(run)
                     self._report_progress(run)
                     if run.tokens % 16 == 1:  # live figures for status bars, about one in 16 tokens
-                        self.server.send_status(run.figures())
+                        self.host.send_status(run.figures())
             if generation == run.generation and lane.incomplete_reason not in (None, "interrupted"):
                 session.fail(f"the model stopped early ({lane.incomplete_reason}): the answer is incomplete")
             elif generation == run.generation:
@@ -250,7 +280,7 @@ class Rewrites:
             run.first_edit_at = loop.time()
         batch = run.session.poll(loop.time())
         if batch is not None:
-            enc = self.server.encoding
+            enc = self.host.encoding
             params = convert.workspace_edit(run.session.doc, batch, enc,
                                             "FlowEdit revert" if batch.revert else "FlowEdit rewrite")
             self._spawn(run, self._apply(run, batch.id, params))
@@ -264,7 +294,7 @@ class Rewrites:
 
     async def _apply(self, run: RewriteRun, batch_id: int, params) -> None:
         try:
-            result = await asyncio.wait_for(self.server.workspace_apply_edit_async(params), APPLY_TIMEOUT_S)
+            result = await asyncio.wait_for(self.host.apply_edit(params), APPLY_TIMEOUT_S)
             applied = bool(result and result.applied)
             if not applied:
                 log.info("%s: editor did not apply batch %d: %s", run.id, batch_id,
@@ -283,48 +313,41 @@ class Rewrites:
                 if isinstance(event, Reverted):
                     run.session.detach()  # done for good: nothing left to follow
                 if isinstance(event, RevertFailed):
-                    self.server.show_warning(f"FlowEdit could not revert: {event.reason}")
+                    self.host.show_warning(f"FlowEdit could not revert: {event.reason}")
                 continue
             run.outcome = event
             if isinstance(event, (Conflict, Failed)):
                 self._spawn(run, self._stop_lane(run))
-                self.server.show_warning(f"FlowEdit rewrite stopped: {event.reason}")
+                self.host.show_warning(f"FlowEdit rewrite stopped: {event.reason}")
             self._end_progress(run, event)
             if self.last_by_uri.get(run.uri) is not run:
                 run.session.detach()  # only the last rewrite of a document can still be reverted
-            self.server.send_status(run.figures())
+            self.host.send_status(run.figures())
             log.info("rewrite %s ended: %s (%s)", run.id, type(event).__name__, event.reason)
             run.done.set()
 
     # ------------------------------------------------------------------ progress
     async def _begin_progress(self, run: RewriteRun) -> None:
-        if run.progress_token is not None or not self.server.supports_progress():
-            return
-        if run.session.state is State.DONE:
+        if run.progress_token is not None or run.session.state is State.DONE:
             return
         token = f"flowedit-{run.id}"
-        try:
-            await asyncio.wait_for(self.server.work_done_progress.create_async(token), 5)
-        except Exception as exc:  # noqa: BLE001 - progress is a nicety; never block a rewrite on it
-            log.info("progress not available: %r", exc)
-            return
-        if run.done.is_set():
+        if not await self.host.create_progress(token) or run.done.is_set():
             return
         run.progress_token = token
-        self.server.progress_begin(token, f"FlowEdit: {run.instruction[:60]}")
+        self.host.progress(token, "begin", f"FlowEdit: {run.instruction[:60]}")
 
     def _report_progress(self, run: RewriteRun) -> None:
         if run.progress_token is None or run.tokens % 16 != 1:
             return  # ~ one report per 16 tokens keeps the client's UI thread free
         figures = run.figures()
         rate = figures.get("tokens_per_s")
-        self.server.progress_report(run.progress_token,
-                                    f"{run.tokens} tokens" + (f", {rate:.0f} tok/s" if rate else ""))
+        self.host.progress(run.progress_token, "report",
+                           f"{run.tokens} tokens" + (f", {rate:.0f} tok/s" if rate else ""))
 
     def _end_progress(self, run: RewriteRun, event: SessionEvent) -> None:
         if run.progress_token is None:
             return
-        self.server.progress_end(run.progress_token, f"{type(event).__name__}: {event.reason}")
+        self.host.progress(run.progress_token, "end", f"{type(event).__name__}: {event.reason}")
         run.progress_token = None
 
     def _spawn(self, run: RewriteRun, coro) -> None:

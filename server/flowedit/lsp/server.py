@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import logging
+import asyncio
 from typing import Any, Literal
 
 from lsprotocol import types as lsp
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from flowedit import __version__
 from flowedit.core.exclude import excluded_by
 from flowedit.core.text import Document, PositionError
-from flowedit.lsp import convert
+from flowedit.lsp import completion, convert
+from flowedit.lsp.commands import InterruptArgs, RedirectArgs, RevertArgs, RewriteArgs, parse
 from flowedit.lsp.embedded import InProcess, build_embedded, build_upstream
+from flowedit.lsp.host import Kind
 from flowedit.lsp.inline import InlineCompleter
-from flowedit.lsp.rewrites import RewriteRefused, Rewrites, RewriteRun
+from flowedit.lsp.rewrites import RewriteRefused, Rewrites
 from flowedit.lsp.settings import from_environment, parse_settings
-from flowedit.lsp import completion
 from flowedit.model.errors import ModelFailure
 from flowedit.model.link import ModelLink
 from flowedit.model.transport import redact
@@ -28,62 +29,8 @@ STATUS = "flowedit/status"
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
 
 
-class _Pos(BaseModel):
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
-
-
-class _Range(BaseModel):
-    start: _Pos
-    end: _Pos
-
-    def lsp(self) -> lsp.Range:
-        return lsp.Range(start=lsp.Position(line=self.start.line, character=self.start.character),
-                         end=lsp.Position(line=self.end.line, character=self.end.character))
-
-
-class RewriteArgs(BaseModel):
-    """Arguments of `flowedit.rewrite`."""
-
-    model_config = ConfigDict(extra="ignore")
-    uri: str
-    range: _Range
-    instruction: str | None = None
-    mode: Literal["replace", "diff", "auto"] | None = None
-
-
-class InterruptArgs(BaseModel):
-    """Arguments of `flowedit.interrupt` (neither: every running rewrite)."""
-
-    id: str | None = None
-    uri: str | None = None
-
-
-class RedirectArgs(BaseModel):
-    """Arguments of `flowedit.redirect`."""
-
-    id: str
-    instruction: str = Field(min_length=1)
-
-
-class RevertArgs(BaseModel):
-    """Arguments of `flowedit.revert`."""
-
-    uri: str
-
-
-def _args(model: type[BaseModel], args: tuple[Any, ...]) -> Any:
-    raw = args[0] if len(args) == 1 else (dict(zip(("uri", "range", "instruction", "mode"), args)) if args else {})
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "arguments"
-        raise JsonRpcInvalidParams(f"{where}: {first['msg']}") from None
-
-
 class FloweditServer(LanguageServer):
-    """flowedit's language server state: documents, settings, model links, rewrites."""
+    """flowedit's language server state: documents, settings, model links, rewrites; the features' `Host`."""
 
     def __init__(self, cli_settings: dict[str, Any] | None = None) -> None:
         super().__init__("flowedit", __version__)
@@ -96,18 +43,12 @@ class FloweditServer(LanguageServer):
         self._links: dict[str, ModelLink] = {}
         self.link_state = "idle"
 
-    # ------------------------------------------------------------------ helpers for the glue
+    # ------------------------------------------------------------------ the features' Host
     @property
     def encoding(self):
         return convert.encoding(self.workspace.position_encoding)
 
-    def document(self, uri: str) -> Document:
-        doc = self.docs.get(uri)
-        if doc is None:
-            raise RewriteRefused(f"{uri} is not open in the editor")
-        return doc
-
-    async def link(self, kind: Literal["inline", "rewrite"]) -> tuple[ModelLink, str]:
+    async def link(self, kind: Kind) -> tuple[ModelLink, str]:
         """The one long-lived link to the endpoint serving `kind` (shared by every request to that
         endpoint, created on first use) and the model to ask."""
         url, model = self.settings.target(kind)
@@ -138,18 +79,27 @@ class FloweditServer(LanguageServer):
         self.link_state = state
         self.send_status()
 
-    def supports_progress(self) -> bool:
+    async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult | None:
+        return await self.workspace_apply_edit_async(params)
+
+    async def create_progress(self, token: str) -> bool:
         window = self.client_capabilities.window
-        return bool(window and window.work_done_progress)
+        if not (window and window.work_done_progress):
+            return False
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), 5)
+        except Exception as exc:  # noqa: BLE001 - progress is a nicety; never block a rewrite on it
+            log.info("progress not available: %r", exc)
+            return False
+        return True
 
-    def progress_begin(self, token: str, title: str) -> None:
-        self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=False))
-
-    def progress_report(self, token: str, message: str) -> None:
-        self.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=message))
-
-    def progress_end(self, token: str, message: str) -> None:
-        self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
+    def progress(self, token: str, stage: Literal["begin", "report", "end"], message: str) -> None:
+        if stage == "begin":
+            self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=message, cancellable=False))
+        elif stage == "report":
+            self.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=message))
+        else:
+            self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
 
     def show_warning(self, message: str) -> None:
         log.warning("%s", message)
@@ -238,35 +188,26 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.command("flowedit.rewrite")
     async def rewrite(ls: FloweditServer, *args: Any) -> dict[str, Any]:
-        a: RewriteArgs = _args(RewriteArgs, args)
+        a: RewriteArgs = parse(RewriteArgs, args)
         try:
-            doc = ls.document(a.uri)
-            if (glob := excluded_by(a.uri, ls.settings.exclude)) is not None:
-                raise RewriteRefused(f"{a.uri} matches the exclude pattern {glob!r}: it is never sent to a model")
-            region = convert.offsets(doc, a.range.lsp(), ls.encoding)
-            if region.start == region.end:
-                raise RewriteRefused("select the code to rewrite first (the range is empty)")
-        except (RewriteRefused, PositionError) as exc:
+            run = await ls.rewrites.request(a.uri, a.range.lsp(), a.instruction, a.mode)
+        except RewriteRefused as exc:
             ls.show_warning(f"FlowEdit: {exc}")
             raise JsonRpcInvalidParams(str(exc)) from None
-        instruction = a.instruction or ls.settings.rewrite.default_instruction
-        run = await ls.rewrites.start(a.uri, region, instruction, a.mode or ls.settings.rewrite.mode)
         return {"id": run.id, "mode": run.session.mode.value}
 
     @server.command("flowedit.interrupt")
     async def interrupt(ls: FloweditServer, *args: Any) -> list[dict[str, Any]]:
-        a: InterruptArgs = _args(InterruptArgs, args)
-        runs = [r for r in ls.rewrites.runs.values()
-                if (a.id is None or r.id == a.id) and (a.uri is None or r.uri == a.uri)
-                and (a.id is not None or not r.done.is_set())]
+        a: InterruptArgs = parse(InterruptArgs, args)
+        runs = ls.rewrites.matching(a.id, a.uri)
         if a.id is not None and not runs:
             raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
         return [await ls.rewrites.interrupt(r) for r in runs]
 
     @server.command("flowedit.redirect")
     async def redirect(ls: FloweditServer, *args: Any) -> dict[str, Any]:
-        a: RedirectArgs = _args(RedirectArgs, args)
-        run: RewriteRun | None = ls.rewrites.runs.get(a.id)
+        a: RedirectArgs = parse(RedirectArgs, args)
+        run = ls.rewrites.runs.get(a.id)
         if run is None:
             raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
         try:
@@ -276,17 +217,37 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.command("flowedit.revert")
     async def revert(ls: FloweditServer, *args: Any) -> dict[str, Any]:
-        a: RevertArgs = _args(RevertArgs, args)
-        result = await ls.rewrites.revert(a.uri)
+        result = await ls.rewrites.revert(parse(RevertArgs, args).uri)
         if not result["reverted"]:
             ls.show_warning(f"FlowEdit cannot revert: {result['reason']}")
         return result
+
+    @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
+    async def inline_completion(ls: FloweditServer, params: lsp.InlineCompletionParams):
+        return await completion.inline_items(ls, ls.completer, params)
+
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "(", "="]))
+    async def complete(ls: FloweditServer, params: lsp.CompletionParams):
+        text_caps = ls.client_capabilities.text_document
+        if text_caps is not None and text_caps.inline_completion is not None:
+            return None  # the client shows ghost text from textDocument/inlineCompletion instead
+        return await completion.completion_items(ls, ls.completer, params)
+
+    @server.feature(completion.PARTIAL)
+    def did_partially_accept(ls: FloweditServer, params: Any) -> None:
+        completion.partially_accepted(ls, ls.completer, params)
+
+    @server.feature(completion.SHOWN)
+    def did_show(ls: FloweditServer, params: Any) -> None:
+        ls.completer.counters.shown += 1
+
+    @server.command(completion.ACCEPTED)
+    def accepted(ls, *args: Any) -> None:  # no annotation on `ls`: pygls resolves command hints at run time
+        ls.completer.counters.accepted += 1
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: FloweditServer, params: None) -> None:
         await ls.completer.close()
         await ls.close_links()
-
-    completion.register(server)
 
     return server

@@ -1,0 +1,54 @@
+"""`Host`: what a feature (rewrites, inline completions) may use of the language server, and nothing more.
+
+The features live below the server: they import this seam, never `server.py`, so each can be driven by
+a fake host in a test (tests/lsp/test_features_host.py) and no import runs back up. `FloweditServer`
+is the one real host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
+
+from lsprotocol import types as lsp
+
+from flowedit.core.text import Document, Encoding
+from flowedit.lsp.settings import Settings
+from flowedit.model.link import ModelLink
+
+Kind = Literal["inline", "rewrite"]
+
+
+class Host(Protocol):
+    """The language server as its features see it."""
+
+    @property
+    def settings(self) -> Settings:
+        """The current, validated settings."""
+
+    @property
+    def docs(self) -> Mapping[str, Document]:
+        """The open documents by URI, as the editor last reported them."""
+
+    @property
+    def encoding(self) -> Encoding:
+        """The position encoding negotiated with the client."""
+
+    async def link(self, kind: Kind) -> tuple[ModelLink, str]:
+        """The long-lived link to the endpoint serving `kind` and the model to ask."""
+
+    async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult | None:
+        """`workspace/applyEdit`; the editor's answer (raises when the request itself fails)."""
+
+    async def create_progress(self, token: str) -> bool:
+        """`window/workDoneProgress/create`; False when the client has no progress UI or refused."""
+
+    def progress(self, token: str, stage: Literal["begin", "report", "end"], message: str) -> None:
+        """One `$/progress` message of a created token (`begin` takes the title as its message)."""
+
+    def show_warning(self, message: str) -> None:
+        """Tell the user (`window/showMessage`, warning) and log it."""
+
+    def send_status(self, request: dict[str, Any] | None = None,
+                    completion: dict[str, int] | None = None) -> None:
+        """`flowedit/status`: connection state, model, a request's figures, completion counters."""
