@@ -15,6 +15,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from flowedit.cli import build_parser
 from flowedit.engines import serve
+from flowedit.engines.factory import build_engine
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.local import REWRITE_UNSUPPORTED, LocalEngine, LocalSettings
 from flowedit.model import wire
@@ -70,7 +71,7 @@ def test_serve_options_build_the_local_engine(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text(SOURCE, encoding="utf-8")
     args = build_parser().parse_args(["serve", "--engine", "local", "--workspace", str(tmp_path),
                                       "--corpus", str(tmp_path), "--max-tokens", "7", "--index-budget", "1000"])
-    engine = serve.build_engine(args)
+    engine = build_engine(serve.engine_spec(args))
     assert isinstance(engine, LocalEngine)
     assert engine.settings.max_tokens == 7 and engine.settings.index_budget_tokens == 1000
     assert engine.index.stats.files == 1  # the same file through two roots is indexed once

@@ -25,7 +25,7 @@ from openai.types.responses.responses_server_event import (
 
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import Fault, ScriptedEngine
-from flowedit.engines.serve import SAMPLE_TEXT
+from flowedit.engines.factory import SAMPLE_TEXT
 
 SAMPLE = importlib.resources.files("flowedit").joinpath(SAMPLE_TEXT).read_text(encoding="utf-8")
 TIMEOUT = 10  # a guard against hangs, never a wait

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from flowedit.engines.base import DropConnection, Engine, EngineError
 from flowedit.engines.scripted import TOKEN_CHARS, Fault, ScriptedEngine, tokenize
-from flowedit.engines.serve import SAMPLE_TEXT
+from flowedit.engines.factory import SAMPLE_TEXT
 from flowedit.model import wire
 
 

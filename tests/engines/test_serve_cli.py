@@ -16,6 +16,7 @@ from websockets.asyncio.client import connect
 
 from flowedit.cli import build_parser
 from flowedit.engines import serve
+from flowedit.engines.factory import SAMPLE_TEXT, build_engine
 from flowedit.engines.scripted import Fault
 
 LISTENING = re.compile(r"flowedit gateway listening on (ws://127\.0\.0\.1:(\d+)/v1/responses)\n")
@@ -76,6 +77,6 @@ def test_defaults_use_the_bundled_sample() -> None:
     assert (args.host, args.port, args.engine) == ("127.0.0.1", 8765, "scripted")
     assert (args.rate, args.first_token_ms, args.max_age) == (200.0, 0.0, 3600.0)
     assert args.run is serve.run and args.fault == [Fault("drop", 2)]
-    engine = serve.build_engine(args)
-    sample = importlib.resources.files("flowedit").joinpath(serve.SAMPLE_TEXT).read_text(encoding="utf-8")
+    engine = build_engine(serve.engine_spec(args))
+    sample = importlib.resources.files("flowedit").joinpath(SAMPLE_TEXT).read_text(encoding="utf-8")
     assert engine.text == sample  # type: ignore[attr-defined]

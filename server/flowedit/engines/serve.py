@@ -8,21 +8,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.resources
 import os
 import signal
 import sys
 from pathlib import Path
 
-import pydantic
-
 from flowedit.engines.base import Engine
+from flowedit.engines.factory import ENGINES, EngineSpec, build_engine
 from flowedit.engines.gateway import Gateway, GatewayRefused
-from flowedit.engines.scripted import Fault, ScriptedEngine
+from flowedit.engines.scripted import Fault
 from flowedit.engines.upstream import FIM_MODES
-
-ENGINES = ("scripted", "local", "openai-compatible")
-SAMPLE_TEXT = "samples/rewrite_answer.txt"
 
 
 def _fault(spec: str) -> Fault:
@@ -77,34 +72,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(run=run)
 
 
-def _read_text(path: Path | None) -> str:
-    if path is None:
-        return importlib.resources.files("flowedit").joinpath(SAMPLE_TEXT).read_text(encoding="utf-8")
-    return path.read_text(encoding="utf-8")
-
-
-def build_engine(args: argparse.Namespace) -> Engine:
-    """The engine named by `--engine`, configured from the other options (ValueError/OSError if bad)."""
-    if args.engine == "local":
-        from flowedit.engines.local import LocalEngine, LocalSettings  # numpy and friends: only when asked
-
-        try:
-            settings = LocalSettings(workspace=args.workspace, corpus=tuple(args.corpus),
-                                     max_tokens=args.max_tokens, index_budget_tokens=args.index_budget)
-        except pydantic.ValidationError as exc:
-            raise ValueError("; ".join(f"{e['loc'][0]}: {e['msg']}" for e in exc.errors())) from None
-        return LocalEngine(settings)
-    if args.engine == "openai-compatible":
-        from flowedit.engines.upstream import UpstreamEngine, api_key_from_env
-
-        if not args.upstream or not args.model:
-            raise ValueError("--engine openai-compatible needs --upstream URL and --model NAME")
-        return UpstreamEngine(args.upstream, args.model, api_key=api_key_from_env(args.upstream_key_env),
-                              fim=args.upstream_fim, fim_template=args.upstream_fim_template)
-    if args.engine != "scripted":  # argparse's choices already refuse it; this guards direct callers
-        raise ValueError(f"unknown engine {args.engine!r}; known: {', '.join(ENGINES)}")
-    return ScriptedEngine(_read_text(args.text_file), rate=args.rate, first_token_ms=args.first_token_ms,
-                          faults=args.fault)
+def engine_spec(args: argparse.Namespace) -> EngineSpec:
+    """What `--engine` and the other options ask for (text files are read here: OSError if unreadable)."""
+    return EngineSpec(args.engine, text=args.text_file.read_text(encoding="utf-8") if args.text_file else None,
+                      rate=args.rate, first_token_ms=args.first_token_ms, faults=tuple(args.fault),
+                      workspace=args.workspace, corpus=tuple(args.corpus), max_tokens=args.max_tokens,
+                      index_budget_tokens=args.index_budget, upstream=args.upstream, model=args.model,
+                      upstream_key_env=args.upstream_key_env, fim=args.upstream_fim,
+                      fim_template=args.upstream_fim_template)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
     try:
-        engine = build_engine(args)
+        engine = build_engine(engine_spec(args))
     except (OSError, ValueError) as exc:
         print(f"flowedit serve: error: {exc}", file=sys.stderr)
         return 2

@@ -13,9 +13,9 @@ from pygls.lsp.server import LanguageServer
 from flowedit import __version__
 from flowedit.core.exclude import excluded_by
 from flowedit.core.text import Document, PositionError
+from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
 from flowedit.lsp import completion, convert
 from flowedit.lsp.commands import InterruptArgs, RedirectArgs, RevertArgs, RewriteArgs, parse
-from flowedit.lsp.embedded import InProcess, build_embedded, build_upstream
 from flowedit.lsp.host import Kind
 from flowedit.lsp.inline import InlineCompleter
 from flowedit.lsp.rewrites import RewriteRefused, Rewrites
@@ -54,14 +54,15 @@ class FloweditServer(LanguageServer):
         url, model = self.settings.target(kind)
         s = self.settings
         if not url and s.upstream:  # no endpoint: the bridge to an OpenAI-compatible server, in-process
+            spec = EngineSpec("openai-compatible", upstream=s.upstream, model=model, upstream_key_env=s.upstream_key_env,
+                              fim=s.upstream_fim, fim_template=s.upstream_fim_template)
             try:
-                url, headers = await self.in_process.endpoint(f"upstream {s.upstream} {model}", lambda: build_upstream(
-                    s.upstream, model, s.upstream_key_env, s.upstream_fim, s.upstream_fim_template))
+                url, headers = await self.in_process.endpoint(f"upstream {s.upstream} {model}", spec)
             except ValueError as exc:
                 raise ModelFailure(f"cannot start the bridge to {redact(s.upstream)}: {exc}") from None
             multiplex = "on"
         elif not url:  # no endpoint: the embedded engine, in this process, behind its own token
-            url, headers = await self.in_process.endpoint("embedded", lambda: build_embedded(
+            url, headers = await self.in_process.endpoint("embedded", embedded_spec(
                 self.workspace.root_path, s.exclude, s.embedded.corpus, s.embedded.index_budget_tokens))
             multiplex, model = "on", "embedded"
         else:
