@@ -104,7 +104,12 @@ def ms(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=10)[8] * 1000 if q == 0.9 else statistics.median(values) * 1000
 
 
-async def main(requests: int, tokens: int) -> None:
+async def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=300, help="requests per row (default: %(default)s)")
+    parser.add_argument("--tokens", type=int, default=8, help="text chunks per answer (default: %(default)s)")
+    options = parser.parse_args(argv)
+    requests, tokens = options.requests, options.tokens
     pieces = ollama_completion([f" tok{i}" for i in range(tokens)])
     rows: list[tuple[str, str, list[float], list[float]]] = []
     async with FakeUpstream(lambda seen: Reply(pieces=pieces)) as fake:
@@ -133,8 +138,4 @@ async def main(requests: int, tokens: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=300, help="requests per row (default: %(default)s)")
-    parser.add_argument("--tokens", type=int, default=8, help="text chunks per answer (default: %(default)s)")
-    options = parser.parse_args()
-    asyncio.run(main(options.requests, options.tokens))
+    asyncio.run(main())

@@ -1,6 +1,6 @@
 """Inline-completion benchmark: typing sessions against `flowedit lsp`, side by side, medians over reps.
 
-Three parts, each a typist imitated by `flowedit.lspclient` (an editor with `textDocument.inlineCompletion`)
+Three parts, each a typist imitated by `flowedit.editor.client` (an editor with `textDocument.inlineCompletion`)
 against the real language server (subprocess, stdio) and the real gateway socket in this process, answered
 by the scripted model stand-in — not a model — at `--rate` tokens/s after `--first-token-ms`:
 
@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence
 
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
-from flowedit.lspclient import SERVER_COMMAND, EditorClient, InlineAnswer
+from flowedit.editor.client import SERVER_COMMAND, EditorClient, InlineAnswer
 
 LINE = "compute_the_answer(alpha, beta, gamma_1)"  # the suggestion typed along: 40 characters
 LINE_DOC = "import os\n\nresult = \n\nprint(result)  # after\n"
@@ -238,7 +238,7 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"flowedit completion benchmark — scripted model stand-in (not a model) at {args.rate:g} tok/s, "
           f"{args.reps} sessions per row; counts are medians, latencies pooled over the sessions")
     print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}; `flowedit lsp` in a "
-          f"subprocess, gateway in this process, editor = flowedit.lspclient (inlineCompletion, utf-16)")
+          f"subprocess, gateway in this process, editor = flowedit.editor.client (inlineCompletion, utf-16)")
 
     along, diverging, partial = [], [], []
     for first_token_ms in first_tokens:

@@ -70,13 +70,13 @@ def prompts(held_out: list[Path], count: int, rng: random.Random) -> list[tuple[
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=50_000, help="corpus size in lines (default %(default)s)")
     parser.add_argument("--prompts", type=int, default=300)
     parser.add_argument("--tokens", type=int, default=256, help="tokens generated per prompt (raw generation)")
     parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rng = random.Random(args.seed)
 
     corpus, held_out = split_corpus(args.lines)

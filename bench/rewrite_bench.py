@@ -1,7 +1,7 @@
 """Streamed-rewrite benchmark: the same ~2000-token answer at several token rates, side by side.
 
 Three processes, as in real use: `flowedit serve` (the scripted model stand-in — not a model — behind the
-real gateway socket), `flowedit lsp` over stdio, and this process as the editor (`flowedit.lspclient`).
+real gateway socket), `flowedit lsp` over stdio, and this process as the editor (`flowedit.editor.client`).
 For every rate, a warm-up rewrite (interrupted at its first edit, not counted) opens the model link, then
 `--reps` rewrites of the sample function; the table shows medians. See bench/README.md for the columns.
 
@@ -19,9 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from flowedit.demo import FUNCTION, SAMPLE, function_span
+from flowedit.cli.demo import FUNCTION, SAMPLE, function_span
 from flowedit.engines.scripted import tokenize
-from flowedit.lspclient import SERVER_COMMAND, EditorClient
+from flowedit.editor.client import SERVER_COMMAND, EditorClient
 
 LISTENING = "flowedit gateway listening on "
 COLUMNS = [  # (key, header, decimals); widths follow the headers
@@ -148,7 +148,7 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"flowedit rewrite benchmark — scripted model stand-in (not a model), {len(tokenize(answer))} tokens "
           f"({len(answer)} chars) per answer, {args.reps} reps per rate, medians")
     print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}; "
-          f"gateway and `flowedit lsp` in subprocesses, editor = flowedit.lspclient (utf-16)\n")
+          f"gateway and `flowedit lsp` in subprocesses, editor = flowedit.editor.client (utf-16)\n")
     print(header())
     with tempfile.TemporaryDirectory() as tmp:
         answer_file = Path(tmp) / "answer.txt"

@@ -1,4 +1,4 @@
-"""`flowedit demo` end to end (the example is a test target), and `flowedit.lspclient` against the real server."""
+"""`flowedit demo` end to end (the example is a test target), and `flowedit.editor.client` against the real server."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import re
 import subprocess
 import sys
 
-from flowedit.demo import EMBEDDED, FILE, STAND_IN, _answer, copy_project, function_span
-from flowedit.demo_view import Style, TypingView
+from flowedit.cli.demo import EMBEDDED, FILE, STAND_IN, _answer, copy_project, function_span
+from flowedit.editor.view import Style, TypingView
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
-from flowedit.lspclient import SERVER_COMMAND, EditorClient
+from flowedit.editor.client import SERVER_COMMAND, EditorClient
 
 DEMO = [sys.executable, "-m", "flowedit.cli", "demo", "--rate", "2000", "--first-token-ms", "0", "--no-color"]
 ENV = {**os.environ, "PYTHONIOENCODING": "utf-8"}

@@ -11,7 +11,7 @@ import os
 import shutil
 from typing import TextIO
 
-from flowedit.lspclient import AppliedEdit
+from flowedit.editor.records import AppliedEdit
 
 NOTE_COLUMN = 62  # where the latency of a ghost text is written
 

@@ -1,4 +1,4 @@
-"""What `flowedit.lspclient.EditorClient` records and answers: plain data, no I/O."""
+"""What `flowedit.editor.client.EditorClient` records and answers: plain data, no I/O."""
 
 from __future__ import annotations
 

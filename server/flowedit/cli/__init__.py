@@ -8,23 +8,15 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand (each module adds its own arguments)."""
+    from flowedit.cli import demo
     from flowedit.engines import serve as serve_cmd
+    from flowedit.lsp import main as lsp_main
 
     parser = argparse.ArgumentParser(prog="flowedit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve_cmd.add_arguments(sub.add_parser("serve", help="serve the Responses WebSocket protocol"))
-    try:
-        from flowedit.lsp import main as lsp_main
-    except ImportError:  # pragma: no cover - while the language server is being built
-        lsp_main = None
-    if lsp_main is not None:
-        lsp_main.add_arguments(sub.add_parser("lsp", help="run the language server over stdio"))
-    try:
-        from flowedit import demo
-    except ImportError:  # pragma: no cover
-        demo = None
-    if demo is not None:
-        demo.add_arguments(sub.add_parser("demo", help="run the whole path in this terminal"))
+    lsp_main.add_arguments(sub.add_parser("lsp", help="run the language server over stdio"))
+    demo.add_arguments(sub.add_parser("demo", help="run the whole path in this terminal"))
     bench = sub.add_parser("bench", help="benchmarks (source checkout: bench/*.py); e.g. flowedit bench rewrite")
     bench.add_argument("name", nargs="?", default="rewrite", help="which benchmark: bench/NAME_bench.py")
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="passed on, e.g. --reps 3")
@@ -38,7 +30,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     import inspect
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[2] / "bench" / f"{args.name}_bench.py"
+    checkout = Path(__file__).resolve().parents[3]  # server/flowedit/cli/__init__.py → the checkout
+    script = checkout / "bench" / f"{args.name}_bench.py"
     if not script.is_file():
         print(f"flowedit bench needs a source checkout with {script.name} in bench/", file=sys.stderr)
         return 2

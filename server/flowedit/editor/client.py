@@ -28,7 +28,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from flowedit import __version__
-from flowedit.client_records import AppliedEdit, InlineAnswer, RewriteWatch, ServerGone
+from flowedit.editor.records import AppliedEdit, InlineAnswer, RewriteWatch, ServerGone
 from flowedit.core.text import Change, Document, Encoding, Position
 
 __all__ = ["AppliedEdit", "EditorClient", "InlineAnswer", "RewriteWatch", "SERVER_COMMAND", "ServerGone"]

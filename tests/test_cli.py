@@ -1,0 +1,38 @@
+"""The command line: every subcommand parses, `python -m flowedit.cli` works (editors start the server so),
+and `flowedit bench NAME` reaches every benchmark in bench/ (each takes its own arguments)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flowedit.cli import build_parser, main
+
+BENCHES = sorted(p.name.removesuffix("_bench.py") for p in (Path(__file__).parents[1] / "bench").glob("*_bench.py"))
+
+
+def test_every_subcommand_is_registered():
+    choices = build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001 - argparse has no public way
+    assert set(choices) == {"serve", "lsp", "demo", "bench"}
+
+
+def test_python_dash_m_runs_the_same_entry_point():
+    out = subprocess.run([sys.executable, "-m", "flowedit.cli", "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "{serve,lsp,demo,bench}" in out.stdout
+
+
+@pytest.mark.parametrize("name", BENCHES)
+def test_flowedit_bench_reaches_each_benchmark(name, capsys):
+    assert len(BENCHES) >= 5
+    with pytest.raises(SystemExit) as stop:
+        main(["bench", name, "--help"])
+    assert stop.value.code == 0
+    assert "usage:" in capsys.readouterr().out
+
+
+def test_an_unknown_benchmark_is_a_clear_error(capsys):
+    assert main(["bench", "nosuch"]) == 2
+    assert "nosuch_bench.py" in capsys.readouterr().err
