@@ -34,10 +34,6 @@ class Region:
         """The region after an edit inside it changed its length by `delta`."""
         return Region(self.start, self.end + delta)
 
-    def contains(self, change: Change) -> bool:
-        """True if `change` lies entirely within the region (edges included)."""
-        return self.start <= change.start and change.end <= self.end
-
 
 class TrackedRegion:
     """A region kept up to date while a document changes (observer of `Document`).

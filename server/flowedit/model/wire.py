@@ -116,28 +116,29 @@ class ResponseLifecycle(_Open):
         return self.type in TERMINAL_TYPES
 
 
-class OutputTextDelta(_Open):
+class _OutputText(_Open):
+    """What the text events of one output item share."""
+
+    type: str
+    item_id: str = ""
+    output_index: int = 0
+    content_index: int = 0
+    sequence_number: int = 0
+    stream_id: str | None = None
+
+
+class OutputTextDelta(_OutputText):
     """`response.output_text.delta`: one chunk of the answer."""
 
     type: Literal["response.output_text.delta"] = "response.output_text.delta"
-    item_id: str = ""
-    output_index: int = 0
-    content_index: int = 0
     delta: str
-    sequence_number: int = 0
-    stream_id: str | None = None
 
 
-class OutputTextDone(_Open):
+class OutputTextDone(_OutputText):
     """`response.output_text.done`: the whole text of one output item."""
 
     type: Literal["response.output_text.done"] = "response.output_text.done"
-    item_id: str = ""
-    output_index: int = 0
-    content_index: int = 0
     text: str
-    sequence_number: int = 0
-    stream_id: str | None = None
 
 
 class InterruptAccepted(_Open):

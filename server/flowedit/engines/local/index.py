@@ -47,10 +47,6 @@ class Vocabulary:
                 texts.append(token)
         return array("i", map(ids.__getitem__, tokens))
 
-    def lookup(self, token: str) -> int | None:
-        """The id of `token`, or None if it was never seen."""
-        return self._ids.get(token)
-
     def text(self, token_id: int) -> str:
         """The text of an id."""
         return self._texts[token_id]

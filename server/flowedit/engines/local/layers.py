@@ -120,16 +120,6 @@ class LayeredIndex:
             out.append((shard, 1))
         return out
 
-    def dynamic_tokens(self) -> int:
-        """Tokens held for documents changed since start-up (settled and loose shards)."""
-        return len(self._settled.shard) + sum(len(s) for s in self._loose.values() if s is not None)
-
-    def index_bytes(self) -> int:
-        """Bytes of every id and suffix array held now (negative shards included)."""
-        layers = (self._static, self._settled)
-        return (sum(layer.shard.nbytes + sum(n.nbytes for n in layer.negatives.values()) for layer in layers)
-                + sum(s.nbytes for s in self._loose.values() if s is not None))
-
     def _replace(self, path: str) -> None:
         for layer in (self._static, self._settled):
             if path in layer.shard:
