@@ -10,7 +10,7 @@ medians (and 90th percentiles) of the time to the first text delta and to the en
 - gateway + bridge: a WebSocket client sends `response.create` to a real `Gateway(UpstreamEngine)`,
   first `response.output_text.delta` / `response.completed` (the whole path an editor's server uses);
 each with one kept-alive connection (the default), with a fresh TCP connection per request, and with
-Nagle's algorithm left on (TCP_NODELAY=0 on the client socket: the delayed-ACK trap of PROTOCOL.md §2).
+Nagle's algorithm left on (TCP_NODELAY=0 on the client socket: the delayed-ACK trap of docs/protocol.md §2).
 
     .venv/bin/python bench/bridge_bench.py [--requests 300] [--tokens 8]
 """

@@ -1,8 +1,9 @@
 """Stop and shape rules for inline completions: what to ask for, and what to keep of the model's answer.
 
-The rules answer the usual complaints about AI completion (ANCHORS.md): suggestions in the middle of a
-word, duplicated closing brackets, a repeat of the line below, endless repeated lines, multi-line
-suggestions where one line was wanted, and the wrong indentation.
+The rules answer the complaints users file most against AI completion tools (in the issue trackers of
+Copilot, Tabby, Continue and lsp-ai): suggestions in the middle of a word, duplicated closing brackets,
+a repeat of the line below, endless repeated lines, multi-line suggestions where one line was wanted,
+and the wrong indentation.
 """
 
 from __future__ import annotations

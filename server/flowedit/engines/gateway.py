@@ -1,4 +1,4 @@
-"""The gateway: serves OpenAI's Responses WebSocket mode (PROTOCOL.md §1) in front of an `Engine`.
+"""The gateway: serves OpenAI's Responses WebSocket mode (docs/protocol.md §1) in front of an `Engine`.
 
 One connection = one reader + one worker task per lane. A lane is a named `stream_id` (its requests
 run FIFO; different lanes run concurrently and their events interleave) or the unnamed lane (requests

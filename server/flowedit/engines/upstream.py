@@ -11,7 +11,7 @@ LM Studio), so that the gateway can serve a real language model.
                       the suffix (vLLM: "suffix is not currently supported") or /infill makes it prompt
 
 Every answer is streamed (`stream: true`) and decoded by the sans-I/O `sse.SSEDecoder`. One pooled
-keep-alive HTTP client per engine, Nagle off on every socket (PROTOCOL.md §2: with Nagle and delayed
+keep-alive HTTP client per engine, Nagle off on every socket (docs/protocol.md §2: with Nagle and delayed
 ACK each request costs ≈ 44 ms on loopback). When the gateway cancels `stream()` (interrupt, closed
 connection), the response is closed at once: the upstream sees its connection close and stops
 generating. The bearer token is sent, never logged, never in a message.
