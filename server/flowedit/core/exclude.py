@@ -10,9 +10,10 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (".env*", "*.pem", "*.key", "id_rsa*", "*sec
 
 
 def uri_path(uri: str) -> str:
-    """The path part of a document URI (`file:///a/b.py` → `/a/b.py`)."""
+    """The path part of a document URI (`file:///a/b.py` → `/a/b.py`); a plain path comes back as it is."""
     parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme else uri
+    # a one-letter "scheme" is a Windows drive (`C:\a\b.py`), not a URI
+    return unquote(parsed.path) if len(parsed.scheme) > 1 else uri
 
 
 def excluded_by(uri: str, globs: tuple[str, ...] | list[str]) -> str | None:
@@ -21,7 +22,7 @@ def excluded_by(uri: str, globs: tuple[str, ...] | list[str]) -> str | None:
     A glob without a slash matches the file name or any directory name on the path (case-insensitive,
     so `*secret*` catches `Secrets.txt`); a glob with a slash matches the whole path.
     """
-    path = PurePosixPath(uri_path(uri))
+    path = PurePosixPath(uri_path(uri).replace("\\", "/"))  # Windows paths split at backslashes too
     parts = [p.lower() for p in path.parts]
     for glob in globs:
         g = glob.lower()

@@ -49,15 +49,19 @@ def block_change(text: str, region: Region, block: Block, line_shift: int, eol: 
 
 
 def minimal_change(text: str, change: Change) -> Change:
-    """The same effect with the unchanged head and tail trimmed off."""
+    """The same effect with the unchanged head and tail trimmed off (a CRLF pair is never cut in two)."""
     old, new = text[change.start : change.end], change.text
     head = 0
     limit = min(len(old), len(new))
     while head < limit and old[head] == new[head]:
         head += 1
+    if 0 < head < len(old) and old[head - 1 : head + 1] == "\r\n":
+        head -= 1  # no LSP position lies between CR and LF: an edit starting there would start before the CR
     tail = 0
     while tail < limit - head and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
         tail += 1
+    if 0 < tail < len(old) and old[len(old) - 1 - tail : len(old) + 1 - tail] == "\r\n":
+        tail -= 1
     return Change(change.start + head, change.end - tail, new[head : len(new) - tail])
 
 
