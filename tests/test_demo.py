@@ -14,6 +14,7 @@ from flowedit.editor.view import Style, TypingView
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
 from flowedit.editor.client import SERVER_COMMAND, EditorClient
+from tests.lsp.harness import rewrite_selection
 
 DEMO = [sys.executable, "-m", "flowedit.cli", "demo", "--rate", "2000", "--first-token-ms", "0", "--no-color"]
 ENV = {**os.environ, "PYTHONIOENCODING": "utf-8"}
@@ -105,16 +106,12 @@ async def test_lspclient_applies_a_streamed_rewrite_in_utf8():
                                 command=(*SERVER_COMMAND, "--endpoint", gw.url)) as editor:
             assert editor.encoding.value == "utf-8"
             uri = "file:///t/app.py"
-            text = "s = '😀'\nOLD = 1\nz = 'é'\n"
-            editor.open(uri, text)
-            start = text.index("OLD")
-            rewrite_id = await editor.rewrite(uri, start, start + len("OLD = 1"), mode="replace")
-            figures = await editor.outcome(rewrite_id)
+            figures = await rewrite_selection(editor, uri, "s = '😀'\nOLD = 1\nz = 'é'\n", "OLD = 1", mode="replace")
             assert figures["outcome"] == "finished", figures
             assert editor.text(uri) == "s = '😀'\n" + answer + "\nz = 'é'\n"
-            assert figures["edits_applied"] == editor.applied == len(seen) == editor.watch(rewrite_id).edits
+            assert figures["edits_applied"] == editor.applied == len(seen) == editor.watch(figures["id"]).edits
             assert editor.refused == 0
-            assert editor.first_token_to_first_edit_ms(rewrite_id) is not None
+            assert editor.first_token_to_first_edit_ms(figures["id"]) is not None
             assert [e.version for e in seen] == list(range(2, 2 + len(seen)))
 
 

@@ -1,12 +1,12 @@
 """A simulated editor and server glue for RewriteSession tests, with its own position arithmetic.
 
 The editor keeps every character tagged with who wrote it: 'o' (outside the selection at the start),
-'S' (the selection), 'M' (the model, through our edits), 'U' (the user), 'R' (a revert). It imitates three
-real clients (PROTOCOL.md §3-5):
+'S' (the selection), 'M' (the model, through our edits), 'U' (the user), 'R' (a revert). It imitates the
+habits of real clients that docs/editors.md records:
 - "pytest-lsp": strict version check, echoes an applied edit (didChange) before answering applyEdit;
 - "vscode": strict version check (`applied: false` on a stale version), echo may come after the answer;
-- "nvim07": silently skips an edit older than its buffer while answering `applied: true`, versions jump
-  by several ticks, didChange is debounced and merges our edits with the user's typing;
+- "nvim07" (Neovim 0.7.2): silently skips an edit older than its buffer while answering `applied: true`,
+  versions jump by several ticks, didChange is debounced (150 ms) and merges our edits with the user's typing;
 - "vscode-minimal": like "vscode", but reports each applied edit as its minimal pieces (VS Code 1.100
   turns one replace into a character diff: several changes in one didChange).
 Positions cross the wire as LSP (line, character) in the negotiated encoding, computed here

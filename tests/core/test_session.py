@@ -10,16 +10,48 @@ from tests.core.sim import SimEditor, SimServer, deliver_one, settle
 BEHAVIOURS = ["pytest-lsp", "vscode", "vscode-minimal", "nvim07"]
 
 
-def make(text: str, sel: str, behaviour: str, enc: str = "utf-16", mode: Mode = Mode.REPLACE):
+def make(text: str, sel: str, behaviour: str, enc: str = "utf-16", mode: Mode = Mode.REPLACE,
+         first: str | None = None) -> tuple[SimEditor, SimServer]:
+    """An editor with `text` and a session rewriting its first `sel`; with `first`, that first piece of the
+    answer has already landed in the editor."""
     start = text.index(sel)
     end = start + len(sel)
     editor = SimEditor(text, enc, behaviour, tags=["o"] * start + ["S"] * (end - start) + ["o"] * (len(text) - end))
     server = SimServer(text, enc, start, end, mode)
+    if first is not None:
+        server.session.delta(first)
+        settle(editor, server)
     return editor, server
 
 
 def events(server):
     return server.session.pop_events()
+
+
+def kinds(server) -> list[type]:
+    """The kinds of the events the session reported since the last look."""
+    return [type(e) for e in events(server)]
+
+
+def ending(editor, server) -> list:
+    """The model's answer ends and both sides settle, agreeing on the text; the session's new events."""
+    server.session.finish()
+    settle(editor, server)
+    assert server.doc.text == editor.text, "server and editor disagree"
+    return events(server)
+
+
+def finish(editor, server) -> tuple[str, list[type]]:
+    """`ending`: the text, and the kinds of the events."""
+    evs = ending(editor, server)
+    return editor.text, [type(e) for e in evs]
+
+
+def failure(editor, server) -> tuple[str, str]:
+    """`ending` for a session that must fail: the text, and why it failed."""
+    (event,) = ending(editor, server)
+    assert isinstance(event, Failed), event
+    return editor.text, event.reason
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
@@ -28,11 +60,7 @@ def test_streamed_answer_lands_exactly_with_text_after(behaviour):
     for piece in ["new", "_call", "(é", ", 中文", ")"]:
         server.session.delta(piece)
         settle(editor, server)
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "a = 1\nnew_call(é, 中文)  # tail 😀\nb = 2\n"
-    assert server.doc.text == editor.text
-    assert [type(e) for e in events(server)] == [Finished]
+    assert finish(editor, server) == ("a = 1\nnew_call(é, 中文)  # tail 😀\nb = 2\n", [Finished])
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
@@ -44,82 +72,58 @@ def test_deltas_arriving_while_a_batch_is_in_flight_are_coalesced(behaviour):
         server.session.delta(f"{i},")
         assert server.pump() is None
     settle(editor, server)
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "x\nfirst" + "".join(f"{i}," for i in range(1000)) + "\ny\n"
+    assert finish(editor, server) == ("x\nfirst" + "".join(f"{i}," for i in range(1000)) + "\ny\n", [Finished])
     assert editor.server_edits_applied == 2
 
 
 def test_empty_answer_leaves_the_code_alone():
     editor, server = make("keep this\n", "this", "vscode")
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "keep this\n"
+    assert finish(editor, server) == ("keep this\n", [Finished])
     assert editor.server_edits_applied == 0
-    assert [type(e) for e in events(server)] == [Finished]
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
 def test_user_typing_above_and_below_is_rebased(behaviour):
-    editor, server = make("top\nmid SEL end\nbottom\n", "SEL", behaviour)
-    server.session.delta("one")
-    settle(editor, server)
+    editor, server = make("top\nmid SEL end\nbottom\n", "SEL", behaviour, first="one")
     editor.user_edit(0, 0, "😀 typed above\n")
     server.session.delta(" two")
     server.pump()
     editor.user_edit(len(editor.text) - 1, len(editor.text) - 1, " below中")
     settle(editor, server)
     server.session.delta(" three")
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "😀 typed above\ntop\nmid one two three end\nbottom below中\n"
-    assert server.doc.text == editor.text
-    assert [type(e) for e in events(server)] == [Finished]
+    assert finish(editor, server) == ("😀 typed above\ntop\nmid one two three end\nbottom below中\n", [Finished])
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
 def test_typing_right_after_the_region_is_not_a_conflict(behaviour):
-    editor, server = make("f(SEL)\n", "SEL", behaviour)
-    server.session.delta("abc")
-    settle(editor, server)
+    editor, server = make("f(SEL)\n", "SEL", behaviour, first="abc")
     pos = editor.text.index(")")
     editor.user_edit(pos, pos, "X")  # exactly at the region's end
     server.session.delta("def")
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "f(abcdefX)\n"
+    assert finish(editor, server) == ("f(abcdefX)\n", [Finished])
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
 def test_user_edit_inside_the_region_stops_with_conflict(behaviour):
-    editor, server = make("x = SELECTED + 1\n", "SELECTED", behaviour)
-    server.session.delta("answer_")
-    settle(editor, server)
+    editor, server = make("x = SELECTED + 1\n", "SELECTED", behaviour, first="answer_")
     editor.user_edit(6, 7, "Z")  # inside what the model wrote
     server.session.delta("more")
     server.pump()
     settle(editor, server)
-    server.session.finish()
-    settle(editor, server)
-    evs = events(server)
-    assert [type(e) for e in evs] == [Conflict]
-    assert editor.text == "x = anZwer_ + 1\n"  # exactly as the user and the applied edits made it
-    assert server.doc.text == editor.text
+    assert finish(editor, server) == ("x = anZwer_ + 1\n", [Conflict])  # as the user and the applied edits made it
     assert editor.applied_after_conflict == 0
     assert server.session.revert() is not None  # refuses: the user edited inside
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
 def test_interrupt_keeps_what_was_applied_and_sends_nothing_after(behaviour):
-    editor, server = make("a SEL b\n", "SEL", behaviour)
-    server.session.delta("part1")
-    settle(editor, server)
+    editor, server = make("a SEL b\n", "SEL", behaviour, first="part1")
     server.session.delta("part2")
     server.pump()  # in flight
     server.session.interrupt()
     server.session.delta("part3")  # late token after interrupt: ignored
     settle(editor, server)
-    assert [type(e) for e in events(server)] == [Interrupted]
+    assert kinds(server) == [Interrupted]
     assert editor.text in ("a part1 b\n", "a part1part2 b\n")
     assert server.doc.text == editor.text
     assert server.pump() is None
@@ -129,14 +133,13 @@ def test_interrupt_keeps_what_was_applied_and_sends_nothing_after(behaviour):
 def test_revert_restores_the_original_through_later_edits(behaviour):
     editor, server = make("head\nold line é\ntail\n", "old line é", behaviour)
     server.session.delta("brand new 😀")
-    server.session.finish()
-    settle(editor, server)
+    assert finish(editor, server) == ("head\nbrand new 😀\ntail\n", [Finished])
     editor.user_edit(0, 0, "# added\n")
     settle(editor, server)
     assert server.session.revert() is None
     settle(editor, server)
     assert editor.text == "# added\nhead\nold line é\ntail\n"
-    assert [type(e) for e in events(server)] == [Finished, Reverted]
+    assert kinds(server) == [Reverted]
     assert server.session.revert() is not None  # only one step
 
 
@@ -144,12 +147,8 @@ def test_client_that_refuses_every_edit_ends_the_session_cleanly():
     editor, server = make("a SEL b\n", "SEL", "vscode")
     editor.refuse_all = True
     server.session.delta("new")
-    server.session.finish()
-    settle(editor, server)
-    evs = events(server)
-    assert [type(e) for e in evs] == [Failed]
-    assert "refused" in evs[0].reason
-    assert editor.text == "a SEL b\n"
+    text, reason = failure(editor, server)
+    assert "refused" in reason and text == "a SEL b\n"
 
 
 def test_stale_version_refusal_is_retried_on_the_newer_version():
@@ -158,10 +157,7 @@ def test_stale_version_refusal_is_retried_on_the_newer_version():
     server.pump()  # sent against version 1
     editor.user_edit(0, 0, "typed ")  # the user types before the edit arrives: version 2
     settle(editor, server)
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "typed a new b\n"
-    assert [type(e) for e in events(server)] == [Finished]
+    assert finish(editor, server) == ("typed a new b\n", [Finished])
 
 
 def test_nvim_skipped_edit_is_detected_and_resent():
@@ -170,21 +166,15 @@ def test_nvim_skipped_edit_is_detected_and_resent():
     server.pump()
     editor.user_edit(0, 0, "typed ")  # buffer newer than the edit: Neovim skips it but says applied
     settle(editor, server)
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "typed a new b\n"
+    assert finish(editor, server) == ("typed a new b\n", [Finished])
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
 def test_redirect_replaces_the_partial_answer(behaviour):
-    editor, server = make("x = SEL\n", "SEL", behaviour)
-    server.session.delta("first attempt")
-    settle(editor, server)
+    editor, server = make("x = SEL\n", "SEL", behaviour, first="first attempt")
     server.session.redirect()
     server.session.delta("second")
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "x = second\n"
+    assert finish(editor, server) == ("x = second\n", [Finished])
     assert server.session.revert() is None
     settle(editor, server)
     assert editor.text == "x = SEL\n"
@@ -193,9 +183,7 @@ def test_redirect_replaces_the_partial_answer(behaviour):
 def test_crlf_document_gets_crlf_answer():
     editor, server = make("a\r\nSEL\r\nb\r\n", "SEL", "vscode")
     server.session.delta("one\ntwo")
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "a\r\none\r\ntwo\r\nb\r\n"
+    assert finish(editor, server) == ("a\r\none\r\ntwo\r\nb\r\n", [Finished])
 
 
 DIFF_BASE = "".join(f"line {i} 😀\n" for i in range(1, 11))
@@ -210,45 +198,35 @@ def test_diff_mode_applies_hunks_touching_only_changed_lines(behaviour):
     for i in range(0, len(diff), 7):
         server.session.delta(diff[i : i + 7])
         settle(editor, server)
-    server.session.finish()
-    settle(editor, server)
     expected = DIFF_BASE.replace("line 3 😀\n", "line three 中\n").replace("line 8 😀\n", "line 8 😀\ninserted\n")
-    assert editor.text == "before\n" + expected + "after\n"
+    assert finish(editor, server) == ("before\n" + expected + "after\n", [Finished])
     assert editor.tags.count("S") > len(DIFF_BASE) - 30  # untouched lines kept their original characters
-    assert [type(e) for e in events(server)] == [Finished]
 
 
 def test_diff_mode_hunk_that_does_not_apply_stops_cleanly():
     text = "before\n" + DIFF_BASE + "after\n"
     editor, server = make(text, DIFF_BASE, "vscode", mode=Mode.DIFF)
     server.session.delta("@@ -1,1 +1,1 @@\n-line 1 😀\n+first\n@@ -5,1 +5,1 @@\n-not there\n+x\n")
-    server.session.finish()
-    settle(editor, server)
-    evs = events(server)
-    assert [type(e) for e in evs] == [Failed]
-    assert "hunk 2" in evs[0].reason and "does not apply" in evs[0].reason
-    assert editor.text == "before\nfirst\n" + DIFF_BASE.split("\n", 1)[1] + "after\n"
+    text, reason = failure(editor, server)
+    assert "hunk 2" in reason and "does not apply" in reason
+    assert text == "before\nfirst\n" + DIFF_BASE.split("\n", 1)[1] + "after\n"
 
 
 def test_diff_mode_malformed_diff_stops_cleanly():
     editor, server = make("a\n" + DIFF_BASE, DIFF_BASE, "vscode", mode=Mode.DIFF)
     server.session.delta("@@ -1,2 +1,2 @@\n-line 1 😀\n")
-    server.session.finish()
-    settle(editor, server)
-    evs = events(server)
-    assert [type(e) for e in evs] == [Failed] and "malformed" in evs[0].reason
-    assert editor.text == "a\n" + DIFF_BASE
+    text, reason = failure(editor, server)
+    assert "malformed" in reason and text == "a\n" + DIFF_BASE
 
 
 def test_revert_refused_by_editor_reports_revert_failed():
     editor, server = make("a SEL b\n", "SEL", "vscode")
     server.session.delta("new")
-    server.session.finish()
-    settle(editor, server)
+    assert finish(editor, server) == ("a new b\n", [Finished])
     editor.refuse_all = True
     assert server.session.revert() is None
     settle(editor, server)
-    assert [type(e) for e in events(server)] == [Finished, RevertFailed]
+    assert kinds(server) == [RevertFailed]
     assert editor.text == "a new b\n"
 
 
@@ -265,10 +243,7 @@ def test_refusals_explained_by_typing_do_not_exhaust_the_retry_budget():
         deliver_one(editor, server)  # VS Code's answer overtakes its delayed didChange
         editor.flush()
         deliver_one(editor, server)  # now the newer version arrives
-    server.session.finish()
-    settle(editor, server)
-    assert [type(e) for e in events(server)] == [Finished]
-    assert editor.text == "k" * 10 + "top\nanswer\n"
+    assert finish(editor, server) == ("k" * 10 + "top\nanswer\n", [Finished])
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
@@ -278,10 +253,7 @@ def test_an_edit_that_changes_nothing_is_never_sent(behaviour):
     server.session.delta("a")  # the answer starts with what the selection already holds
     assert server.pump() is None
     server.session.delta("bc")
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "x = abc\n"
-    assert [type(e) for e in events(server)] == [Finished]
+    assert finish(editor, server) == ("x = abc\n", [Finished])
 
 
 def test_typing_that_looks_exactly_like_our_edit_is_not_mistaken_for_it():
@@ -292,10 +264,7 @@ def test_typing_that_looks_exactly_like_our_edit_is_not_mistaken_for_it():
     server.session.delta("a")  # "a" appended at the region's end
     assert server.pump() is not None
     editor.user_edit(0, 0, "a")  # before the region: the same resulting text as our insert
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "aaa\nrest\n"  # the user's 'a' + the answer "aa"
-    assert [type(e) for e in events(server)] == [Finished]
+    assert finish(editor, server) == ("aaa\nrest\n", [Finished])  # the user's 'a' + the answer "aa"
 
 
 @pytest.mark.parametrize(("doc_eol", "deltas"), [("\r\n", ["one\r", "\ntwo"]), ("\n", ["one\r\n", "two"]),
@@ -305,9 +274,7 @@ def test_model_line_ends_follow_the_document_even_split_across_deltas(doc_eol, d
     for d in deltas:
         server.session.delta(d)
         settle(editor, server)
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == f"a{doc_eol}one{doc_eol}two{doc_eol}b{doc_eol}"
+    assert finish(editor, server) == (f"a{doc_eol}one{doc_eol}two{doc_eol}b{doc_eol}", [Finished])
 
 
 def test_refusal_then_redirect_leaves_no_timer_spinning():
@@ -338,6 +305,4 @@ def test_a_rewind_after_a_redirect_keeps_the_new_answer():
     editor.receive(*server.inbox.popleft())  # the editor refuses the stale edit
     deliver_one(editor, server)
     server.session.delta("NEW")
-    server.session.finish()
-    settle(editor, server)
-    assert editor.text == "x\nNEWCD\ny\n"
+    assert finish(editor, server) == ("x\nNEWCD\ny\n", [Finished])

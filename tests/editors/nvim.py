@@ -1,5 +1,5 @@
-"""Helpers shared by the headless-Neovim tests: find nvim (or skip), run a Lua driver against `flowedit lsp`,
-and format what went wrong.
+"""Helpers shared by the headless-Neovim tests: find nvim (or skip), run a Lua driver of this folder against
+`flowedit lsp` and a scripted gateway, and format what went wrong.
 
 Without `nvim` on PATH a test is skipped, unless FLOWEDIT_REQUIRE_EDITORS=1 (CI), where it fails.
 """
@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.lsp.harness import Gateway
+
+HERE = Path(__file__).resolve().parent
 NVIM_TIMEOUT_S = 60
 
 
@@ -103,3 +106,14 @@ async def run_nvim(nvim: str, driver: Path, tmp_path: Path, endpoint: str, file_
         stdout, stderr = await proc.communicate()
     return NvimRun(proc.returncode, timed_out, stdout.decode(errors="replace"), stderr.decode(errors="replace"),
                    out, summary_file, log)
+
+
+async def drive(driver: str, answer: str, tmp_path: Path, file_text: str, env_extra: dict[str, str],
+                rate: float = 2000) -> NvimRun:
+    """Edit `file_text` (as file.py) in Neovim under the Lua driver `driver` of this folder, with a gateway
+    answering `answer` at `rate` tokens/s; the run, once the driver got through (skips without nvim)."""
+    nvim = nvim_or_skip()
+    async with Gateway(answer, tmp_path, rate=rate) as gw:
+        run = await run_nvim(nvim, HERE / driver, tmp_path, gw.url, "file.py", file_text, env_extra)
+    assert run.ok, "the Neovim driver failed" + run.diagnostics()
+    return run

@@ -3,45 +3,24 @@
 -- (omnifunc = vim.lsp.omnifunc, <C-x><C-o> in insert mode, accept from the popup).
 --
 -- Usage: nvim --headless --clean -u tests/editors/nvim_complete.lua file.py
--- Env (set by the test):
---   FLOWEDIT_NVIM_SERVER_CMD   JSON list: the language server command (python -m flowedit.cli lsp --endpoint ...)
---   FLOWEDIT_NVIM_SERVER_LOG   file for the server's stderr (optional)
+-- Env (set by the test), besides those of nvim_driver.lua:
 --   FLOWEDIT_NVIM_AFTER        the cursor goes right after the first occurrence of this text (insert mode)
 --   FLOWEDIT_NVIM_COMPLETEOPT  'completeopt' to use (optional; Neovim's default otherwise)
---   FLOWEDIT_NVIM_OUT          where to write the final buffer lines
---   FLOWEDIT_NVIM_SUMMARY      where to write the JSON summary
 -- Exit: 0 = the driver got through (the test judges the outcome), 1 = the driver itself failed.
--- Written for Neovim 0.7 (Debian); the API calls used also exist on 0.11.
 --
 -- Keys given to nvim_feedkeys are only processed once Lua returns to the main loop, so every step after
 -- a feedkeys continues in a deferred callback.
 
--- ftplugin/python.vim would probe the python3 provider (~1.4 s); skip it.
-vim.g.loaded_python3_provider = 0
+local driver = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/nvim_driver.lua')
+local ms, say, env = driver.ms, driver.say, driver.env
 vim.o.showmode = false -- no "-- INSERT --" on stdout
-
-local t_start = vim.loop.hrtime()
-local function ms() return (vim.loop.hrtime() - t_start) / 1e6 end
-local function say(fmt, ...)
-  io.stderr:write(string.format('[%8.1f ms] ' .. fmt .. '\n', ms(), ...))
-end
-
-local NEW = vim.fn.has('nvim-0.11') == 1 -- client:method() style API
-local get_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
-
-local function env(name, default)
-  local v = os.getenv(name)
-  if v == nil or v == '' then return default end
-  return v
-end
 
 local function keys(s) return vim.api.nvim_replace_termcodes(s, true, false, true) end
 local function feed(s) vim.api.nvim_feedkeys(keys(s), 'nt', false) end
 
-local summary = { nvim = tostring(vim.version().major) .. '.' .. tostring(vim.version().minor) .. '.'
-  .. tostring(vim.version().patch), errors = {}, steps = {} }
+local summary = driver.summary
+summary.steps = {}
 local statuses = {}
-local finished = false
 
 local function step(name, extra)
   local e = { name = name, ms = math.floor(ms() + 0.5), mode = vim.api.nvim_get_mode().mode,
@@ -59,25 +38,14 @@ local function latest_counters()
 end
 
 local function finish()
-  if finished then return end
-  finished = true
-  local bufnr = vim.api.nvim_get_current_buf()
-  summary.total_ms = ms()
   summary.counters = latest_counters()
   summary.statuses = #statuses
-  vim.fn.writefile(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), env('FLOWEDIT_NVIM_OUT', 'out.py'))
-  vim.fn.writefile({ vim.fn.json_encode(summary) }, env('FLOWEDIT_NVIM_SUMMARY', 'summary.json'))
-  for _, c in pairs(get_clients()) do
-    if NEW then c:stop() else c.stop() end
-  end
-  vim.wait(3000, function() return #get_clients() == 0 end, 20)
-  say('done in %.1f ms, %d error(s)', ms(), #summary.errors)
-  if #summary.errors == 0 then vim.cmd('qall!') else vim.cmd('cquit 1') end
+  driver.finish()
 end
 
+-- the steps run in deferred callbacks: an error ends the run at once
 local function fail(what)
-  say('ERROR %s', what)
-  table.insert(summary.errors, what)
+  driver.fail(what)
   finish()
 end
 
@@ -112,11 +80,6 @@ end
 
 local function main()
   local bufnr = vim.api.nvim_get_current_buf()
-  local cmd = vim.fn.json_decode((assert(os.getenv('FLOWEDIT_NVIM_SERVER_CMD'), 'FLOWEDIT_NVIM_SERVER_CMD unset')))
-  local server_log = env('FLOWEDIT_NVIM_SERVER_LOG', nil)
-  if server_log then -- keep the server's stderr (its log) in a file of its own
-    cmd = vim.list_extend({ '/bin/sh', '-c', 'exec "$@" 2>>"$FLOWEDIT_NVIM_SERVER_LOG"', 'sh' }, cmd)
-  end
   local after = assert(os.getenv('FLOWEDIT_NVIM_AFTER'), 'FLOWEDIT_NVIM_AFTER unset')
   local completeopt = env('FLOWEDIT_NVIM_COMPLETEOPT', nil)
   if completeopt then vim.o.completeopt = completeopt end
@@ -147,30 +110,10 @@ local function main()
   end })
   summary.completed = completed
 
-  local config = {
-    name = 'flowedit',
-    cmd = cmd,
-    root_dir = vim.fn.getcwd(),
-    handlers = {
-      ['flowedit/status'] = function(err, params, ctx) table.insert(statuses, params) end,
-    },
-    on_exit = function(code, signal) say('server exited code=%s signal=%s', code, signal) end,
-  }
-  local client_id
-  if vim.lsp.start then -- 0.8+: starts and attaches to the current buffer
-    client_id = vim.lsp.start(config, { bufnr = bufnr })
-  else -- 0.7
-    client_id = vim.lsp.start_client(config)
-    vim.lsp.buf_attach_client(bufnr, client_id)
-  end
-  if not client_id then return fail('client did not start') end
-  local inited = vim.wait(15000, function()
-    local c = vim.lsp.get_client_by_id(client_id); return c ~= nil and c.initialized
-  end, 10)
-  if not inited then return fail('client not initialized within 15 s') end
-  local client = vim.lsp.get_client_by_id(client_id)
-  summary.offset_encoding = client.offset_encoding
-  say('client initialized, offset_encoding=%s', tostring(client.offset_encoding))
+  local client, problem = driver.start_client(bufnr, {
+    ['flowedit/status'] = function(err, params, ctx) table.insert(statuses, params) end,
+  })
+  if not client then return fail(problem) end
 
   -- the cursor right after `after`: in normal mode on the character that follows it, then `i`
   local row, s

@@ -2,63 +2,18 @@
 -- "Rewrite selection…" code action of `flowedit lsp` and watches the answer stream into the buffer.
 --
 -- Usage: nvim --headless --clean -u tests/editors/nvim_rewrite.lua file.py
--- Env (set by the test):
---   FLOWEDIT_NVIM_SERVER_CMD  JSON list: the language server command (python -m flowedit.cli lsp --endpoint ...)
---   FLOWEDIT_NVIM_SERVER_LOG  file for the server's stderr (optional)
+-- Env (set by the test), besides those of nvim_driver.lua:
 --   FLOWEDIT_NVIM_TARGET      the text to select (first occurrence, ASCII)
 --   FLOWEDIT_NVIM_TYPE_LINES  how many lines to type above the region while it streams (default 0)
---   FLOWEDIT_NVIM_OUT         where to write the final buffer lines
---   FLOWEDIT_NVIM_SUMMARY     where to write the JSON summary
 -- Exit: 0 = the driver got an outcome (the test judges it), 1 = the driver itself failed (:cquit 1).
--- Written for Neovim 0.7 (Debian) and kept working on 0.11 (client:method() API).
 
--- ftplugin/python.vim would probe the python3 provider (~1.4 s); skip it.
-vim.g.loaded_python3_provider = 0
-
-local t_start = vim.loop.hrtime()
-local function ms() return (vim.loop.hrtime() - t_start) / 1e6 end
-local function say(fmt, ...)
-  io.stderr:write(string.format('[%8.1f ms] ' .. fmt .. '\n', ms(), ...))
-end
-
-local NEW = vim.fn.has('nvim-0.11') == 1 -- client:method() style API
-local get_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
-
-local function env(name, default)
-  local v = os.getenv(name)
-  if v == nil or v == '' then return default end
-  return v
-end
-
-local summary = { nvim = tostring(vim.version().major) .. '.' .. tostring(vim.version().minor) .. '.'
-  .. tostring(vim.version().patch), errors = {} }
-
-local function fail(what)
-  say('ERROR %s', what)
-  table.insert(summary.errors, what)
-end
-
-local function finish()
-  local bufnr = vim.api.nvim_get_current_buf()
-  summary.total_ms = ms()
-  vim.fn.writefile(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), env('FLOWEDIT_NVIM_OUT', 'out.py'))
-  vim.fn.writefile({ vim.fn.json_encode(summary) }, env('FLOWEDIT_NVIM_SUMMARY', 'summary.json'))
-  for _, c in pairs(get_clients()) do
-    if NEW then c:stop() else c.stop() end
-  end
-  vim.wait(3000, function() return #get_clients() == 0 end, 20)
-  say('done in %.1f ms, %d error(s)', ms(), #summary.errors)
-  if #summary.errors == 0 then vim.cmd('qall!') else vim.cmd('cquit 1') end
-end
+local driver = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/nvim_driver.lua')
+local ms, say, env, fail, finish = driver.ms, driver.say, driver.env, driver.fail, driver.finish
+local summary = driver.summary
 
 -- NB: the -u script runs before the argument file is loaded, so all the work happens on VimEnter.
 local function main()
   local bufnr = vim.api.nvim_get_current_buf()
-  local cmd = vim.fn.json_decode((assert(os.getenv('FLOWEDIT_NVIM_SERVER_CMD'), 'FLOWEDIT_NVIM_SERVER_CMD unset')))
-  local server_log = env('FLOWEDIT_NVIM_SERVER_LOG', nil)
-  if server_log then -- keep the server's stderr (its log) in a file of its own
-    cmd = vim.list_extend({ '/bin/sh', '-c', 'exec "$@" 2>>"$FLOWEDIT_NVIM_SERVER_LOG"', 'sh' }, cmd)
-  end
   local target = assert(os.getenv('FLOWEDIT_NVIM_TARGET'), 'FLOWEDIT_NVIM_TARGET unset')
   local type_lines = tonumber(env('FLOWEDIT_NVIM_TYPE_LINES', '0'))
 
@@ -111,28 +66,8 @@ local function main()
     on_choice(choice)
   end
 
-  local config = {
-    name = 'flowedit',
-    cmd = cmd,
-    root_dir = vim.fn.getcwd(),
-    handlers = handlers,
-    on_exit = function(code, signal) say('server exited code=%s signal=%s', code, signal) end,
-  }
-  local client_id
-  if vim.lsp.start then -- 0.8+: starts and attaches to the current buffer
-    client_id = vim.lsp.start(config, { bufnr = bufnr })
-  else -- 0.7
-    client_id = vim.lsp.start_client(config)
-    vim.lsp.buf_attach_client(bufnr, client_id)
-  end
-  if not client_id then return fail('client did not start') end
-  local inited = vim.wait(15000, function()
-    local c = vim.lsp.get_client_by_id(client_id); return c ~= nil and c.initialized
-  end, 10)
-  if not inited then return fail('client not initialized within 15 s') end
-  local client = vim.lsp.get_client_by_id(client_id)
-  summary.offset_encoding = client.offset_encoding
-  say('client initialized, offset_encoding=%s', tostring(client.offset_encoding))
+  local client, problem = driver.start_client(bufnr, handlers)
+  if not client then return fail(problem) end
 
   -- Type above the region right after Neovim sent a didChange (the echo of an applied edit, after its
   -- 150 ms debounce): the server's next edit is then built against a version the buffer has already
@@ -152,7 +87,7 @@ local function main()
       if apply_count >= 1 and #typed < type_lines and not outcome then vim.schedule(type_line) end
     end
   end
-  if NEW then
+  if driver.NEW then
     client.notify = function(self, method, ...) on_notify(method); return orig_notify(self, method, ...) end
   else
     client.notify = function(method, ...) on_notify(method); return orig_notify(method, ...) end

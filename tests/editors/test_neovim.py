@@ -4,19 +4,14 @@ Path: nvim's built-in LSP client ⇄ `flowedit lsp` (stdio) ⇄ one WebSocket �
 The Lua driver (nvim_rewrite.lua) picks the action through `vim.ui.select`, watches the buffer while the
 answer streams, types above the region right after each didChange Neovim sends (so that Neovim 0.7 skips
 the server's next edit as stale while answering `applied: true`), and writes the buffer and a JSON summary.
-
-Without `nvim` on PATH the test is skipped, unless FLOWEDIT_REQUIRE_EDITORS=1 (CI), where it fails.
+Skipped without `nvim` (a failure under FLOWEDIT_REQUIRE_EDITORS=1: see tests/editors/nvim.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.editors.nvim import nvim_or_skip, read, run_nvim
-from tests.lsp.harness import Gateway
-
-HERE = Path(__file__).resolve().parent
-DRIVER = HERE / "nvim_rewrite.lua"
+from tests.editors.nvim import drive, read
 
 TARGET = "OLD_EXPR"
 # the selection sits after non-ASCII on its line and has a tail after it, and lines below it
@@ -33,15 +28,11 @@ TYPE_LINES = 3
 
 
 async def test_neovim_code_action_streams_rewrite_exactly(tmp_path: Path) -> None:
-    nvim = nvim_or_skip()
-    async with Gateway(ANSWER, tmp_path, rate=RATE) as gw:
-        run = await run_nvim(nvim, DRIVER, tmp_path, gw.url, "file.py", ORIGINAL, {
-            "FLOWEDIT_NVIM_TARGET": TARGET,
-            "FLOWEDIT_NVIM_TYPE_LINES": str(TYPE_LINES),
-        })
+    run = await drive("nvim_rewrite.lua", ANSWER, tmp_path, ORIGINAL, {
+        "FLOWEDIT_NVIM_TARGET": TARGET,
+        "FLOWEDIT_NVIM_TYPE_LINES": str(TYPE_LINES),
+    }, rate=RATE)
     diagnostics = run.diagnostics
-
-    assert run.ok, "the Neovim driver failed" + diagnostics()
     summary = run.summary()
     status = summary["status"]
     print(f"\nNeovim {summary['nvim']}: outcome={summary['outcome']} applyEdit={summary['apply_edits']} "

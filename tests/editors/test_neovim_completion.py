@@ -10,8 +10,7 @@ popup holds our item, accepts it, leaves insert mode and writes the buffer and a
 Neovim 0.7's omnifunc inserts the item's textEdit.newText from the start of the keyword before the cursor
 (it ignores the range), so the server must put the typed word back in front of the suggestion; the
 answer's `)` must be dropped because one already follows the cursor.
-
-Without `nvim` on PATH the test is skipped, unless FLOWEDIT_REQUIRE_EDITORS=1 (CI), where it fails.
+Skipped without `nvim` (a failure under FLOWEDIT_REQUIRE_EDITORS=1: see tests/editors/nvim.py).
 """
 
 from __future__ import annotations
@@ -20,11 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.editors.nvim import nvim_or_skip, read, run_nvim
-from tests.lsp.harness import Gateway
-
-HERE = Path(__file__).resolve().parent
-DRIVER = HERE / "nvim_complete.lua"
+from tests.editors.nvim import drive, read
 
 # non-ASCII before the cursor on its line (é, astral 😀: 2 UTF-16 units) and a tail after it
 LINE = 'tag = "é😀"; result = compute(tot)  # tail 😀'
@@ -44,15 +39,11 @@ EXPECTED_LINE = 'tag = "é😀"; result = compute(total_count + 1)  # tail 😀'
 
 @pytest.mark.parametrize("completeopt", [None, "menuone,noselect"], ids=["default-completeopt", "menuone-noselect"])
 async def test_neovim_inserts_the_completion_fallback_exactly(completeopt: str | None, tmp_path: Path) -> None:
-    nvim = nvim_or_skip()
-    async with Gateway(ANSWER, tmp_path) as gw:
-        run = await run_nvim(nvim, DRIVER, tmp_path, gw.url, "file.py", ORIGINAL, {
-            "FLOWEDIT_NVIM_AFTER": AFTER,
-            **({"FLOWEDIT_NVIM_COMPLETEOPT": completeopt} if completeopt else {}),
-        })
+    run = await drive("nvim_complete.lua", ANSWER, tmp_path, ORIGINAL, {
+        "FLOWEDIT_NVIM_AFTER": AFTER,
+        **({"FLOWEDIT_NVIM_COMPLETEOPT": completeopt} if completeopt else {}),
+    })
     diagnostics = run.diagnostics
-
-    assert run.ok, "the Neovim driver failed" + diagnostics()
     summary = run.summary()
     counters = summary.get("counters") or {}
     requests = summary["requests"]

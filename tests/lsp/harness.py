@@ -3,10 +3,11 @@ over stdio, driven by pytest-lsp's client acting as an editor that keeps its own
 
 The editor answers `workspace/applyEdit` like VS Code (refuses an edit whose version is not current),
 sends the didChange echo before its answer like pytest-lsp does, and can be told to refuse everything.
-With `behaviour="nvim07"` it imitates Neovim 0.7 instead (PROTOCOL.md §5): versions jump by several
-ticks, a stale versioned edit is silently skipped yet answered `applied: true`, and didChange is
-debounced by 150 ms, merging our edits and the user's typing into one notification.
+With `behaviour="nvim07"` it imitates Neovim 0.7.2 instead: versions jump by several ticks, a stale
+versioned edit is silently skipped yet answered `applied: true`, and didChange is debounced by 150 ms,
+merging our edits and the user's typing into one notification (docs/editors.md).
 Positions are computed with the independent arithmetic of tests/core/sim.py.
+Tests wait for what the editor has seen with `Editor.wait_until`, never with a sleep.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Callable, TypeVar, Union
 
 from lsprotocol import types as lsp
 from pytest_lsp import make_test_lsp_client
@@ -24,6 +25,7 @@ from pytest_lsp import make_test_lsp_client
 from tests.core.sim import lsp_offset, lsp_position
 
 PY = sys.executable
+T = TypeVar("T")
 
 
 class Gateway:
@@ -63,7 +65,7 @@ class ClientDoc:
 
 @dataclass
 class Editor:
-    """A pytest-lsp client that behaves like an editor."""
+    """A pytest-lsp client that behaves like an editor; `wait_until` awaits a condition on what it has seen."""
 
     encoding: str = "utf-16"
     behaviour: str = "vscode"
@@ -77,13 +79,14 @@ class Editor:
     applied: int = 0
     refused: int = 0
     statuses: list[dict] = field(default_factory=list)
-    status_event: asyncio.Event = field(default_factory=asyncio.Event)
     edit_log: list[tuple[str, lsp.TextEdit]] = field(default_factory=list)
+    _news: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)  # set on every arrival
 
     async def start(self, settings: dict[str, Any], env: dict[str, str] | None = None,
                     args: tuple[str, ...] = (), root_uri: str = "file:///work") -> None:
         client = make_test_lsp_client()
         self.client = client
+        client.messages = _Inbox(self._news.set)  # pytest-lsp appends each window/showMessage here
         conv = client.protocol._converter
 
         def command_or_action(obj: Any, _: Any) -> Any:
@@ -95,12 +98,15 @@ class Editor:
 
         @client.feature(lsp.WORKSPACE_APPLY_EDIT)
         def apply_edit(ls, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
-            return self._apply(params)
+            try:
+                return self._apply(params)
+            finally:
+                self._news.set()
 
         @client.feature("flowedit/status")
         def status(ls, params) -> None:
             self.statuses.append(params if isinstance(params, dict) else _plain(params))
-            self.status_event.set()
+            self._news.set()
 
         await client.start_io(PY, "-m", "flowedit.cli", "lsp", *args, env={**os.environ, **(env or {})})
         caps = lsp.ClientCapabilities(
@@ -117,6 +123,22 @@ class Editor:
     async def stop(self) -> None:
         self.flush()
         await self.client.shutdown_session()
+
+    async def wait_until(self, predicate: Callable[[], T], what: str, timeout: float = 30) -> T:
+        """Wait until `predicate()` is true and return its value. It is checked now and again each time an
+        applyEdit, a `flowedit/status` or a `window/showMessage` arrives; after `timeout` s the test fails,
+        saying it waited for `what`."""
+        try:
+            async with asyncio.timeout(timeout):
+                while not (value := predicate()):
+                    self._news.clear()
+                    await self._news.wait()
+        except TimeoutError:
+            last = self.statuses[-1] if self.statuses else None
+            raise AssertionError(f"waited {timeout:g} s for {what}, in vain: {self.applied} edits applied, "
+                                 f"{self.refused} refused, {self.skipped} skipped, "
+                                 f"{len(self.client.messages)} messages, last status {last}") from None
+        return value
 
     # ------------------------------------------------------------------ documents
     def open(self, uri: str, text: str, language: str = "python") -> None:
@@ -205,6 +227,10 @@ class Editor:
         items = result.items if isinstance(result, lsp.InlineCompletionList) else (result or [])
         return list(items)
 
+    async def connected(self) -> None:
+        """Wait for a `flowedit/status` saying the model link is connected."""
+        await self.wait_until(lambda: any(s["state"] == "connected" for s in self.statuses), "a connected model link")
+
     def counters(self) -> dict[str, int]:
         """The completion counters of the latest `flowedit/status`."""
         for status in reversed(self.statuses):
@@ -221,17 +247,43 @@ class Editor:
         result = await self.command("flowedit.rewrite", {"uri": uri, "range": self.range_of(uri, start, end), **extra})
         return result["id"]
 
+    def ended(self, rewrite_id: str) -> dict[str, Any] | None:
+        """The figures of the status notification that ended rewrite `rewrite_id`; None while it runs."""
+        for status in self.statuses:
+            req = status.get("request") or {}
+            if req.get("id") == rewrite_id and req.get("outcome"):
+                return req
+        return None
+
     async def outcome(self, rewrite_id: str, timeout: float = 60) -> dict[str, Any]:
-        """Wait for the status notification that ends rewrite `rewrite_id`."""
-        async def wait() -> dict[str, Any]:
-            while True:
-                for status in self.statuses:
-                    req = status.get("request") or {}
-                    if req.get("id") == rewrite_id and req.get("outcome"):
-                        return req
-                self.status_event.clear()
-                await self.status_event.wait()
-        return await asyncio.wait_for(wait(), timeout)
+        """Wait for the status notification that ends rewrite `rewrite_id`; its figures."""
+        return await self.wait_until(lambda: self.ended(rewrite_id), f"the end of rewrite {rewrite_id}", timeout)
+
+    async def edits_applied(self, count: int, timeout: float = 30) -> None:
+        """Wait until `count` server edits have landed in the client's documents."""
+        await self.wait_until(lambda: self.applied >= count, f"{count} applied edits", timeout)
+
+
+async def rewrite_selection(editor: Any, uri: str, text: str, selection: str, **extra: Any) -> dict[str, Any]:
+    """Open `text` as `uri`, rewrite the first `selection` in it and wait for the end; the final figures.
+
+    For this module's `Editor` and for `flowedit.editor.client.EditorClient` alike.
+    """
+    editor.open(uri, text)
+    start = text.index(selection)
+    return await editor.outcome(await editor.rewrite(uri, start, start + len(selection), **extra))
+
+
+class _Inbox(list):
+    """A list that calls `arrived` after each append."""
+
+    def __init__(self, arrived: Callable[[], None]) -> None:
+        super().__init__()
+        self._arrived = arrived
+
+    def append(self, item: Any) -> None:
+        super().append(item)
+        self._arrived()
 
 
 def _plain(obj: Any) -> Any:

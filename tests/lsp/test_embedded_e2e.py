@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from lsprotocol import types as lsp
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
@@ -18,66 +17,57 @@ def save_config(path, config):
     with open(path, "w") as handle:
         json.dump(config, handle, indent=2)
 '''
+APP_FILE = "def read_settings(path):\n    with open(path) as handle:\n        return \n\nprint(1)\n"
+CURSOR = APP_FILE.index("return ") + len("return ")  # config.py returns `json.load(handle)` here
 
 
-async def _embedded_editor(tmp_path, inline: bool = True) -> Editor:
+@pytest.fixture
+async def ed(tmp_path):
+    """An inline-capable editor on `flowedit lsp` with no endpoint, in a workspace holding config.py."""
     (tmp_path / "config.py").write_text(WORKSPACE_FILE, encoding="utf-8")
-    ed = Editor(inline=inline)
-    await ed.start({}, env={"FLOWEDIT_ENDPOINT": ""}, root_uri=tmp_path.as_uri())
-    return ed
+    editor = Editor(inline=True)
+    await editor.start({}, env={"FLOWEDIT_ENDPOINT": ""}, root_uri=tmp_path.as_uri())
+    yield editor
+    await editor.stop()
 
 
-async def test_completions_come_from_the_workspace_index(tmp_path):
-    ed = await _embedded_editor(tmp_path)
-    try:
-        uri = (tmp_path / "app.py").as_uri()
-        text = "def read_settings(path):\n    with open(path) as handle:\n        return \n\nprint(1)\n"
-        ed.open(uri, text)
-        cursor = text.index("return ") + len("return ")
-        items = await ed.ghost(uri, cursor, invoked=True)
-        counters = ed.counters()
-        statuses = [s for s in ed.statuses if (s.get("request") or {}).get("kind") == "complete"]
-    finally:
-        await ed.stop()
+def _open_app(ed: Editor, tmp_path, text: str = APP_FILE) -> str:
+    """Open app.py of the workspace; its uri."""
+    uri = (tmp_path / "app.py").as_uri()
+    ed.open(uri, text)
+    return uri
+
+
+async def test_completions_come_from_the_workspace_index(ed, tmp_path):
+    items = await ed.ghost(_open_app(ed, tmp_path), CURSOR, invoked=True)
+    counters = ed.counters()
+    statuses = [s for s in ed.statuses if (s.get("request") or {}).get("kind") == "complete"]
     assert [i.insert_text for i in items] == ["json.load(handle)"]
     assert counters["model_calls"] == 1
     assert statuses[-1]["request"]["model"] == "embedded"
 
 
-async def test_the_embedded_listener_refuses_connections_without_the_token(tmp_path):
-    ed = await _embedded_editor(tmp_path)
-    try:
-        uri = (tmp_path / "app.py").as_uri()
-        ed.open(uri, "x = \n")
-        await ed.ghost(uri, len("x = "), invoked=True)
-        endpoint = next(s["endpoint"] for s in reversed(ed.statuses) if s.get("endpoint"))
-        assert endpoint.startswith("ws://127.0.0.1:")
-        for headers in ({}, {"Authorization": "Bearer guessed"}):
-            with pytest.raises(InvalidStatus) as info:
-                async with connect(endpoint, additional_headers=headers):
-                    pass
-            assert info.value.response.status_code == 401
-    finally:
-        await ed.stop()
+async def test_the_embedded_listener_refuses_connections_without_the_token(ed, tmp_path):
+    await ed.ghost(_open_app(ed, tmp_path, "x = \n"), len("x = "), invoked=True)
+    endpoint = next(s["endpoint"] for s in reversed(ed.statuses) if s.get("endpoint"))
+    assert endpoint.startswith("ws://127.0.0.1:")
+    for headers in ({}, {"Authorization": "Bearer guessed"}):
+        with pytest.raises(InvalidStatus) as info:
+            async with connect(endpoint, additional_headers=headers):
+                pass
+        assert info.value.response.status_code == 401
 
 
-async def test_typing_along_an_embedded_suggestion_costs_no_more_model_calls(tmp_path):
-    ed = await _embedded_editor(tmp_path)
-    try:
-        uri = (tmp_path / "app.py").as_uri()
-        text = "def read_settings(path):\n    with open(path) as handle:\n        return \n\nprint(1)\n"
-        ed.open(uri, text)
-        cursor = text.index("return ") + len("return ")
-        first = await ed.ghost(uri, cursor)
-        suggestion = first[0].insert_text
-        answers = []
-        for i, char in enumerate(suggestion[:-1]):
-            ed.type(uri, cursor + i, cursor + i, char)
-            items = await ed.ghost(uri, cursor + i + 1)
-            answers.append(items[0].insert_text if items else None)
-        counters = ed.counters()
-    finally:
-        await ed.stop()
+async def test_typing_along_an_embedded_suggestion_costs_no_more_model_calls(ed, tmp_path):
+    uri = _open_app(ed, tmp_path)
+    first = await ed.ghost(uri, CURSOR)
+    suggestion = first[0].insert_text
+    answers = []
+    for i, char in enumerate(suggestion[:-1]):
+        ed.type(uri, CURSOR + i, CURSOR + i, char)
+        items = await ed.ghost(uri, CURSOR + i + 1)
+        answers.append(items[0].insert_text if items else None)
+    counters = ed.counters()
     assert suggestion == "json.load(handle)"
     assert answers == [suggestion[i + 1 :] for i in range(len(suggestion) - 1)]
     assert counters["model_calls"] == 1 and counters["cache_hits"] == len(suggestion) - 1, counters

@@ -53,7 +53,7 @@ async def test_diverging_keystroke_interrupts_the_old_lane_and_never_returns_a_s
             ed.open(URI, text)
             cursor = len("result = ")
             first = asyncio.ensure_future(ed.ghost(URI, cursor))
-            await asyncio.sleep(0.2)  # ok: the user's pause while the first answer streams
+            await asyncio.sleep(0.2)  # ok: not a wait but an input: the user pauses while the first answer streams
             ed.type(URI, cursor, cursor, "z")  # diverges from "compute_alpha(1)"
             second = await ed.ghost(URI, cursor + 1)
             first_items = await first
@@ -73,16 +73,12 @@ async def test_cancel_request_interrupts_the_model_lane(tmp_path):
             params = ed.inline_params(URI, len("value = "), invoked=True)
             request = asyncio.ensure_future(ed.client.protocol.send_request_async(
                 lsp.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id="inline-1"))
-            while not any(s["state"] == "connected" for s in ed.statuses):  # the model call is under way
-                ed.status_event.clear()
-                await asyncio.wait_for(ed.status_event.wait(), 10)
+            await ed.connected()  # the model call is under way
             ed.client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="inline-1"))
             with pytest.raises(Exception):
                 await request
             # no newer request takes the orphaned answer over: its lane is interrupted within the grace
-            while not ed.counters().get("interrupted_streams"):
-                ed.status_event.clear()
-                await asyncio.wait_for(ed.status_event.wait(), 5)
+            await ed.wait_until(lambda: ed.counters().get("interrupted_streams"), "the lane's interrupt", timeout=5)
             counters = ed.counters()
         finally:
             await ed.stop()
@@ -193,9 +189,7 @@ async def test_typing_along_a_still_streaming_answer_reuses_it(tmp_path):
             ed.open(URI, "result = \nprint(result)\n")
             cursor = len("result = ")
             first = asyncio.ensure_future(ed.ghost(URI, cursor, invoked=True))
-            while not any(s["state"] == "connected" for s in ed.statuses):  # the answer is on its way
-                ed.status_event.clear()
-                await asyncio.wait_for(ed.status_event.wait(), 10)
+            await ed.connected()  # the answer is on its way
             ed.type(URI, cursor, cursor, "co")  # what the answer will start with
             second = await ed.ghost(URI, cursor + 2)
             superseded = await first

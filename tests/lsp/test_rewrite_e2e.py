@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tests.lsp.harness import Editor, Gateway
+from tests.lsp.harness import Editor, Gateway, rewrite_selection
 
 URI = "file:///work/app.py"
 ANSWER = "".join(f"def handler_{i}(event):  # 😀 中文 é\n    return event * {i}\n" for i in range(40))  # ~500 tokens
@@ -23,14 +23,21 @@ async def start(ed: Editor, gw: Gateway, **settings) -> None:
     await ed.start({"endpoint": gw.url, "model": "scripted", **settings})
 
 
+async def rewrite_under_way(ed: Editor, gw: Gateway, text: str, selection: str) -> str:
+    """Start `ed` on `gw`, open `text` and rewrite its first `selection`; the id, once two edits have landed."""
+    await start(ed, gw)
+    ed.open(URI, text)
+    begin = text.index(selection)
+    rewrite_id = await ed.rewrite(URI, begin, begin + len(selection), mode="replace")
+    await ed.edits_applied(2)
+    return rewrite_id
+
+
 async def test_500_token_rewrite_streams_as_many_edits_and_ends_exact(editor, tmp_path):
     async with Gateway(ANSWER, tmp_path, rate=400) as gw:  # ~1.3 s of stream: many edits even on a busy machine
         await start(editor, gw)
         text = "import os\n\nOLD_CODE = 1\n\nprint('after 😀')\n"
-        editor.open(URI, text)
-        start_ = text.index("OLD_CODE = 1")
-        rid = await editor.rewrite(URI, start_, start_ + len("OLD_CODE = 1"), mode="replace")
-        outcome = await editor.outcome(rid)
+        outcome = await rewrite_selection(editor, URI, text, "OLD_CODE = 1", mode="replace")
     assert outcome["outcome"] == "finished", outcome
     assert editor.text(URI) == "import os\n\n" + ANSWER + "\n\nprint('after 😀')\n"
     assert outcome["tokens"] >= 400
@@ -46,18 +53,13 @@ async def test_user_types_above_and_below_during_the_stream(editor, tmp_path):
         editor.open(URI, text)
         rid = await editor.rewrite(URI, 8, 14, mode="replace")
         typed = 0
-        while typed < 6:
-            status = editor.statuses[-1] if editor.statuses else {}
-            if editor.applied >= 1 + typed:
+        while typed < 6 and not editor.ended(rid):  # a keystroke above and one below after each edit
+            await editor.wait_until(lambda: editor.applied > typed or editor.ended(rid), "the next edit")
+            if editor.applied > typed:
                 editor.type(URI, 0, 0, "#")  # above
                 end = len(editor.text(URI)) - 1
                 editor.type(URI, end, end, "😀")  # below, before the final newline
                 typed += 1
-            else:
-                editor.status_event.clear()
-                await asyncio.sleep(0.005)  # ok: polling the client-side document between edits
-            if status.get("request", {}) and status["request"].get("outcome"):
-                break
         outcome = await editor.outcome(rid)
     assert outcome["outcome"] == "finished", outcome
     assert editor.text(URI) == "#" * typed + "top = 0\n" + ANSWER + "\nbottom = 1" + "😀" * typed + "\n"
@@ -65,12 +67,7 @@ async def test_user_types_above_and_below_during_the_stream(editor, tmp_path):
 
 async def test_typing_inside_the_region_stops_with_conflict_and_keeps_the_text(editor, tmp_path):
     async with Gateway(ANSWER, tmp_path, rate=300) as gw:
-        await start(editor, gw)
-        text = "a = 1\nTARGET\nz = 2\n"
-        editor.open(URI, text)
-        rid = await editor.rewrite(URI, 6, 12, mode="replace")
-        while editor.applied < 2:
-            await asyncio.sleep(0.005)  # ok: waiting for the stream to reach the editor
+        rid = await rewrite_under_way(editor, gw, "a = 1\nTARGET\nz = 2\n", "TARGET")
         inside = 6 + 3
         editor.type(URI, inside, inside, "USER")
         snapshot_applied = editor.applied
@@ -83,28 +80,26 @@ async def test_typing_inside_the_region_stops_with_conflict_and_keeps_the_text(e
 
 
 async def test_interrupt_then_no_more_edits(editor, tmp_path):
-    async with Gateway(ANSWER, tmp_path, rate=200) as gw:
-        await start(editor, gw)
-        editor.open(URI, "x = OLD\ny = 2\n")
-        rid = await editor.rewrite(URI, 4, 7, mode="replace")
-        while editor.applied < 2:
-            await asyncio.sleep(0.005)  # ok: waiting for the stream to reach the editor
+    async with Gateway(ANSWER + "\fy = 3", tmp_path, rate=200) as gw:  # the second request is answered "y = 3"
+        rid = await rewrite_under_way(editor, gw, "x = OLD\ny = 2\n", "OLD")
         result = await editor.command("flowedit.interrupt", {"id": rid})
         applied_at_ack = editor.applied
         text_at_ack = editor.text(URI)
-        await asyncio.sleep(0.3)  # ok: proving a negative: nothing arrives after the acknowledgement
+        # Nothing may arrive after the acknowledgement. Rather than waiting a while, run a rewrite of the last
+        # line to its end: it goes through the same server loop, model socket and document after the
+        # interrupt, so an edit of the interrupted rewrite still on its way would land before it ends.
+        last = text_at_ack.index("y = 2")
+        outcome = await editor.outcome(await editor.rewrite(URI, last, last + len("y = 2"), mode="replace"))
     assert result[0]["outcome"] == "interrupted"
-    assert editor.applied == applied_at_ack and editor.text(URI) == text_at_ack
+    assert outcome["outcome"] == "finished", outcome
+    assert editor.applied == applied_at_ack + outcome["edits_applied"]  # the later rewrite's edits, no others
+    assert editor.text(URI) == text_at_ack.replace("\ny = 2\n", "\ny = 3\n")
     assert text_at_ack.endswith("\ny = 2\n") and ANSWER.startswith(text_at_ack[4:-len("\ny = 2\n")])
 
 
 async def test_redirect_then_revert(editor, tmp_path):
     async with Gateway(ANSWER, tmp_path, rate=300) as gw:
-        await start(editor, gw)
-        editor.open(URI, "keep()\nORIGINAL\ntail()\n")
-        rid = await editor.rewrite(URI, 7, 15, mode="replace")
-        while editor.applied < 2:
-            await asyncio.sleep(0.005)  # ok: waiting for the stream to reach the editor
+        rid = await rewrite_under_way(editor, gw, "keep()\nORIGINAL\ntail()\n", "ORIGINAL")
         redirected = await editor.command("flowedit.redirect", {"id": rid, "instruction": "shorter please"})
         assert redirected["redirected"] is True
         outcome = await editor.outcome(rid)
@@ -301,11 +296,7 @@ async def test_api_key_is_never_logged(tmp_path, capfd):
 
 async def test_a_new_rewrite_of_the_same_code_replaces_the_running_one(editor, tmp_path):
     async with Gateway(ANSWER, tmp_path, rate=200) as gw:
-        await start(editor, gw)
-        editor.open(URI, "a = 1\nTARGET\nz = 2\n")
-        first = await editor.rewrite(URI, 6, 12, mode="replace")
-        while editor.applied < 2:
-            await asyncio.sleep(0.005)  # ok: waiting for the stream to reach the editor
+        first = await rewrite_under_way(editor, gw, "a = 1\nTARGET\nz = 2\n", "TARGET")
         text = editor.text(URI)
         end = len(text) - len("\nz = 2\n")
         second = await editor.rewrite(URI, 6, end, mode="replace")

@@ -7,8 +7,9 @@ import pytest
 
 from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelHandshakeFailed
-from flowedit.model.fake import FakePeer, FakeTransport, responder
+from flowedit.model.fake import FakeTransport, responder
 from flowedit.model.link import ModelLink
+from tests.model.scripts import ask, creates, drop_mid_answer_once, interleaved, stay
 
 URL = "wss://models.example/v1/responses"
 
@@ -17,35 +18,6 @@ def no_wait():
     """Backoff without pauses: tests must not sleep."""
     while True:
         yield 0.0
-
-
-def ask(text: str = "q") -> wire.ResponseCreate:
-    return wire.ResponseCreate(model="m", input=text)
-
-
-async def creates(peer: FakePeer, n: int) -> list[wire.ResponseCreate]:
-    """Receive the next `n` response.create events."""
-    got = []
-    while len(got) < n:
-        event = await peer.receive()
-        assert event is not None, "client closed early"
-        if isinstance(event, wire.ResponseCreate):
-            got.append(event)
-    return got
-
-
-async def interleaved(peer: FakePeer) -> None:
-    """Start two responses, then stream both with interleaved deltas."""
-    (a,) = await creates(peer, 1)
-    ra = await peer.start(a)  # at once: in auto mode the second request waits for this answer
-    (b,) = await creates(peer, 1)
-    rb = await peer.start(b)
-    for i in range(3):
-        await peer.delta(a, f"a{i}")
-        await peer.delta(b, f"b{i}")
-    await peer.finish(b, rb)
-    await peer.finish(a, ra)
-    await peer.receive()
 
 
 @pytest.fixture
@@ -176,8 +148,7 @@ async def test_interrupt_wakes_a_consumer_waiting_for_the_next_event(fake):
     async def script(peer):
         (create,) = await creates(peer, 1)
         await peer.start(create)
-        while await peer.receive() is not None:
-            pass  # stalls: never finishes the response
+        await stay(peer)  # stalls: never finishes the response
 
     async with ModelLink(URL, transport=fake(script), multiplex="on") as link:
         lane = await link.request(ask())
@@ -190,18 +161,7 @@ async def test_interrupt_wakes_a_consumer_waiting_for_the_next_event(fake):
 
 async def test_drop_mid_stream_fails_the_lane_and_next_request_reconnects(fake):
     states = []
-
-    async def script(peer):
-        (create,) = await creates(peer, 1)
-        if peer.index == 1:
-            await peer.start(create)
-            await peer.delta(create, "half")
-            peer.drop()
-            return
-        await peer.respond(create, "whole")
-        await peer.receive()
-
-    transport = fake(script)
+    transport = fake(drop_mid_answer_once)
     async with ModelLink(URL, transport=transport, multiplex="on", on_state=states.append) as link:
         lane = await link.request(ask())
         with pytest.raises(ModelConnectionLost):
@@ -275,11 +235,7 @@ async def test_rollover_keeps_the_streaming_lane_on_the_old_socket(fake):
 
 
 async def test_exhausted_stream_ids_move_new_lanes_to_a_new_socket(fake):
-    async def stall(peer):
-        while await peer.receive() is not None:
-            pass
-
-    transport = fake(stall)
+    transport = fake(stay)
     async with ModelLink(URL, transport=transport, multiplex="on") as link:
         lanes = [await link.request(ask()) for _ in range(wire.MAX_LANES_PER_SOCKET + 1)]
         assert len({lane.stream_id for lane in lanes[:-1]}) == wire.MAX_LANES_PER_SOCKET
@@ -390,12 +346,8 @@ async def test_bad_frames_are_ignored(fake):
 
 
 async def test_close_fails_open_lanes_and_later_requests(fake):
-    async def stall(peer):
-        while await peer.receive() is not None:
-            pass
-
     states = []
-    link = ModelLink(URL, transport=fake(stall), multiplex="on", on_state=states.append)
+    link = ModelLink(URL, transport=fake(stay), multiplex="on", on_state=states.append)
     lane = await link.request(ask())
     await link.close()
     with pytest.raises(ModelConnectionLost, match="closed"):

@@ -18,6 +18,7 @@ from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelHandshakeFailed
 from flowedit.model.fake import FakePeer, responder
 from flowedit.model.link import ModelLink
+from tests.model.scripts import ask, drop_mid_answer_once, interleaved, next_create, stay
 
 API_KEY = "sk-test-do-not-log"
 
@@ -112,40 +113,10 @@ class Endpoint:
         peer.closed.set()
 
 
-def ask(text: str = "q") -> wire.ResponseCreate:
-    return wire.ResponseCreate(model="m", input=text)
-
-
-async def next_create(peer: WsPeer) -> wire.ResponseCreate:
-    while True:
-        event = await peer.receive()
-        assert event is not None, "client closed early"
-        if isinstance(event, wire.ResponseCreate):
-            return event
-
-
-async def stay(peer: WsPeer) -> None:
-    """Keep the connection open until the client closes it, ignoring what it sends."""
-    while await peer.receive() is not None:
-        pass
-
-
 async def test_two_concurrent_lanes_interleave_on_one_tcp_connection():
-    async def script(peer):
-        a = await next_create(peer)
-        ra = await peer.start(a)
-        b = await next_create(peer)
-        rb = await peer.start(b)
-        for i in range(4):
-            await peer.delta(a, f"a{i} ")
-            await peer.delta(b, f"b{i} ")
-        await peer.finish(a, ra)
-        await peer.finish(b, rb)
-        await stay(peer)
-
-    async with Endpoint(script) as endpoint, endpoint.link() as link:
+    async with Endpoint(lambda peer: interleaved(peer, rounds=4)) as endpoint, endpoint.link() as link:
         a, b = await asyncio.gather(link.request(ask("a")), link.request(ask("b")))
-        assert await asyncio.gather(a.text(), b.text()) == ["a0 a1 a2 a3 ", "b0 b1 b2 b3 "]
+        assert await asyncio.gather(a.text(), b.text()) == ["a0a1a2a3", "b0b1b2b3"]
         assert (a.response_id, b.response_id) == ("resp_1_1", "resp_1_2")
     assert len(endpoint.peers) == 1 and endpoint.upgrades == 1
     assert endpoint.peers[0].headers["Authorization"] == f"Bearer {API_KEY}"
@@ -178,17 +149,7 @@ async def test_interrupt_reaches_the_server_and_late_frames_are_dropped():
 
 
 async def test_drop_mid_stream_raises_connection_lost_and_next_request_reconnects():
-    async def script(peer):
-        create = await next_create(peer)
-        if peer.index == 1:
-            await peer.start(create)
-            await peer.delta(create, "half")
-            peer.drop()
-            return
-        await peer.respond(create, "whole")
-        await stay(peer)
-
-    async with Endpoint(script) as endpoint, endpoint.link() as link:
+    async with Endpoint(drop_mid_answer_once) as endpoint, endpoint.link() as link:
         lane = await link.request(ask())
         with pytest.raises(ModelConnectionLost):
             await lane.text()
