@@ -1,19 +1,146 @@
-"""House rules a machine can check: the core stays sans-I/O."""
+"""House rules a machine can check: the core stays sans-I/O, and the packages import each other only
+along the data path — editor → lsp (thin handlers over a seam) → core, with the model link and the
+engines beside it. Every import counts: at module level, inside functions, under `if TYPE_CHECKING:`.
+"""
 
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
 from pathlib import Path
 
 import flowedit
 
-CORE = Path(flowedit.__file__).parent / "core"
-FORBIDDEN = {"pygls", "lsprotocol", "websockets", "asyncio", "httpx", "aiohttp", "socket", "subprocess", "threading"}
+PACKAGE = Path(flowedit.__file__).parent
+# the I/O libraries the project really uses (and the standard library's own), none of them in the core
+CORE_FORBIDDEN = {"pygls", "lsprotocol", "websockets", "httpx2", "httpx", "asyncio", "socket", "ssl", "selectors",
+                  "subprocess", "threading", "os", "time", "io", "numpy", "pydivsufsort", "pathspec"}
+
+# package -> what it may import of our other packages ("pkg" = all of it, "pkg.mod" = that module only).
+# `flowedit` itself (the version) and `logs` may be imported from anywhere; `cli` may import anything.
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "model": {"core"},
+    "engines": {"core", "model.wire", "model.transport"},
+    "lsp": {"core", "model", "engines.factory"},
+    "editor": {"core"},
+    "logs": set(),
+    "cli": {"*"},
+}
+ANYWHERE = {"", "logs"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the flowedit modules it imports (`from pkg import mod` counts as importing `pkg.mod`)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                assert node.level == 0, f"{name}: relative import (write it absolute)"
+                base = node.module or ""
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            graph[name] |= {t for t in targets if t == "flowedit" or t.startswith("flowedit.")}
+        graph.setdefault(name, set())
+    return dict(graph)
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return "" if len(parts) == 1 else parts[1]
+
+
+def _allowed(source: str, target: str) -> bool:
+    src, dst = _package(source), _package(target)
+    if src == dst or dst in ANYWHERE:
+        return True
+    rules = ALLOWED.get(src, set())
+    inner = target.split(".", 1)[1]
+    return "*" in rules or dst in rules or any(inner == r or inner.startswith(r + ".") for r in rules if "." in r)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected component with more than one module (Tarjan), or a module importing itself."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_every_package_has_a_rule():
+    packages = {_package(m) for m in _modules()} - {""}
+    assert packages - set(ALLOWED) <= {"samples"}, "a new package needs its line in ALLOWED"
+    assert {"core", "model", "engines", "lsp", "editor", "cli"} <= packages
+
+
+def test_packages_import_each_other_only_along_the_data_path():
+    graph = import_graph()
+    assert len(graph) > 40
+    wrong = sorted(f"{s} -> {t}" for s, targets in graph.items() for t in targets if not _allowed(s, t))
+    assert wrong == []
+
+
+def test_no_import_circle_between_modules():
+    assert _cycles(import_graph()) == []
+
+
+def test_the_checks_catch_what_they_are_for():
+    """The rules and the circle finder on a made-up graph: each would fail on a real offence."""
+    assert not _allowed("flowedit.core.text", "flowedit.lsp.server")
+    assert not _allowed("flowedit.lsp.server", "flowedit.engines.gateway")  # only the factory
+    assert _allowed("flowedit.lsp.server", "flowedit.engines.factory")
+    assert not _allowed("flowedit.engines.gateway", "flowedit.model.link")  # only the wire and the transport
+    assert _allowed("flowedit.engines.gateway", "flowedit.model.wire")
+    assert not _allowed("flowedit.editor.client", "flowedit.lsp.server")
+    assert _allowed("flowedit.cli.demo", "flowedit.engines.gateway")
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
 def test_core_imports_no_io_library():
     offenders = []
-    files = sorted(CORE.glob("*.py"))
+    files = sorted((PACKAGE / "core").glob("*.py"))
     assert len(files) >= 5
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -22,5 +149,23 @@ def test_core_imports_no_io_library():
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
-            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in FORBIDDEN]
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in CORE_FORBIDDEN]
+    assert offenders == []
+
+
+def test_nothing_points_outside_the_repository():
+    """Comments and docs cite pages in this repository (docs/), never notes that only one machine has."""
+    repo = PACKAGE.parents[1]
+    folders = ("server", "tests", "bench", "client-vscode/src", "client-vscode/test", "client-vscode/e2e",
+               "client-vscode/ci", "docs", ".ci")
+    paths = [p for folder in folders for p in (repo / folder).rglob("*") if p.is_file()]
+    paths += [*repo.glob("*.md"), *(repo / "client-vscode").glob("*.md"), repo / "pyproject.toml"]
+    assert len(paths) > 100
+    offenders = []
+    for path in paths:
+        if "node_modules" in path.parts or path.suffix in {".pyc", ".png", ".vsix"} or path.name == "test_layout.py":
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        offenders += [f"{path.relative_to(repo)}: {word}" for word in ("PROTOCOL.md", "ANCHORS.md", "../shared")
+                      if word in text]
     assert offenders == []
