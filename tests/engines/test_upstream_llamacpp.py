@@ -123,17 +123,18 @@ async def test_chat_completion_infill_and_cancel_against_llama_cpp(tmp_path: Pat
     write_tiny_llama(model)
     async with llama_server(model, log) as url, UpstreamEngine(url, "tiny") as engine:
         async with asyncio.timeout(TIMEOUT):
+            # greedy (temperature 0): with sampling, the random-weight model sometimes ends at once
             chat = [d async for d in engine.stream(wire.ResponseCreate(input="hello", instructions="be brief",
-                                                                       max_output_tokens=6))]
+                                                                       max_output_tokens=6, temperature=0.0))]
             assert chat and all(isinstance(d, str) for d in chat)
             complete = wire.ResponseCreate(input="x", flowedit={"task": "complete", "prefix": "def area(w, h):\n",
                                                                 "suffix": "\n", "max_tokens": 5})
             assert [d async for d in engine.stream(complete)]
             assert engine._detected is not None and engine._detected.result() == "infill"  # it found /props
-            long = engine.stream(wire.ResponseCreate(input="hello", max_output_tokens=400))
+            long = engine.stream(wire.ResponseCreate(input="hello", max_output_tokens=400, temperature=0.0))
             assert await anext(long)
             await long.aclose()  # what an interrupt does: llama.cpp must stop generating
             # one slot: this request runs only once the cancelled one has released it
-            assert [d async for d in engine.stream(wire.ResponseCreate(input="again", max_output_tokens=4))]
+            assert [d async for d in engine.stream(wire.ResponseCreate(input="again", max_output_tokens=4, temperature=0.0))]
     server_log = log.read_text(errors="replace")  # complete now: the server has exited
     assert "cancel task" in server_log, server_log[-3000:]
