@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -85,28 +85,16 @@ class ResponseObject(_Open):
     usage: dict[str, Any] | None = None
 
 
-LIFECYCLE_TYPES = (
-    "response.created",
-    "response.in_progress",
-    "response.queued",
-    "response.completed",
-    "response.failed",
-    "response.incomplete",
-)
+LifecycleType = Literal["response.created", "response.in_progress", "response.queued", "response.completed",
+                        "response.failed", "response.incomplete"]
+LIFECYCLE_TYPES: tuple[str, ...] = get_args(LifecycleType)
 TERMINAL_TYPES = frozenset({"response.completed", "response.failed", "response.incomplete"})
 
 
 class ResponseLifecycle(_Open):
     """created / in_progress / queued / completed / failed / incomplete."""
 
-    type: Literal[
-        "response.created",
-        "response.in_progress",
-        "response.queued",
-        "response.completed",
-        "response.failed",
-        "response.incomplete",
-    ]
+    type: LifecycleType
     response: ResponseObject
     sequence_number: int = 0
     stream_id: str | None = None
