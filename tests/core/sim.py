@@ -9,6 +9,8 @@ habits of real clients that docs/editors.md records:
   versions jump by several ticks, didChange is debounced (150 ms) and merges our edits with the user's typing;
 - "vscode-minimal": like "vscode", but reports each applied edit as its minimal pieces (VS Code 1.100
   turns one replace into a character diff: several changes in one didChange).
+With `buffer_eol` set, the editor writes every line break it inserts (ours or the user's) as that EOL,
+as VS Code does with its buffer's EOL — also in a one-line file, where the text shows no line end.
 Positions cross the wire as LSP (line, character) in the negotiated encoding, computed here
 independently of flowedit.core.text.
 """
@@ -82,12 +84,17 @@ class SimEditor:
     user_touched_region: bool = False
     refuse_all: bool = False
     server_edits_applied: int = 0
+    buffer_eol: str | None = None  # VS Code: every inserted line break becomes the buffer's EOL
 
     @property
     def doc(self) -> str:
         return self.text
 
+    def _normalised(self, new: str) -> str:
+        return new if self.buffer_eol is None else re.sub(r"\r\n|\r|\n", self.buffer_eol, new)
+
     def _record(self, start: int, end: int, new: str, tag: str) -> WireChange:
+        new = self._normalised(new)
         wc = WireChange(lsp_position(self.text, start, self.enc), lsp_position(self.text, end, self.enc), new)
         self.text = self.text[:start] + new + self.text[end:]
         self.tags[start:end] = [tag] * len(new)
@@ -107,7 +114,7 @@ class SimEditor:
 
     def _apply_in_pieces(self, start: int, end: int, new: str) -> None:
         """Apply one edit, report it as its character-level diff, last piece first, in one didChange."""
-        old = self.text[start:end]
+        old, new = self.text[start:end], self._normalised(new)
         pieces = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
         changes = []
         for _, i1, i2, j1, j2 in reversed(pieces):

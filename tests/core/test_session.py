@@ -306,3 +306,42 @@ def test_a_rewind_after_a_redirect_keeps_the_new_answer():
     deliver_one(editor, server)
     server.session.delta("NEW")
     assert finish(editor, server) == ("x\nNEWCD\ny\n", [Finished])
+
+
+# ---------------------------------------------------------------- line ends the editor imposes (VS Code)
+
+ANSWER_200 = "".join(f"line_{i} = {i}\n" for i in range(18))  # ≈ 200 characters, LF from the model
+
+
+@pytest.mark.parametrize("behaviour", ["vscode", "vscode-minimal"])
+@pytest.mark.parametrize("text, sel, buffer_eol", [
+    ("old() # a one-line file in a CRLF buffer", "old()", "\r\n"),
+    ("a = 1\nold()\r\nb = 2 # mixed endings, VS Code's buffer EOL is CRLF\r\n", "old()", "\r\n"),
+    ("a = 1\rold()\rb = 2 # lone CR", "old()", "\r"),
+    ("a = 1\r\nold()\r\nb = 2 # a CRLF file in an editor set to LF", "old()", "\n"),
+])
+def test_an_echo_in_the_buffers_line_ends_is_ours_and_the_answer_lands_once(behaviour, text, sel, buffer_eol):
+    editor, server = make(text, sel, behaviour)
+    editor.buffer_eol = buffer_eol
+    for i in range(0, len(ANSWER_200), 7):
+        server.session.delta(ANSWER_200[i : i + 7])
+        settle(editor, server)
+    final, outcome = finish(editor, server)
+    assert outcome == [Finished]
+    assert final == text.replace(sel, ANSWER_200.replace("\n", buffer_eol))  # one copy, in the buffer's EOL
+    assert editor.server_edits_applied <= len(ANSWER_200) // 7 + 1  # no resends: every echo was recognised
+
+
+def test_line_ends_learnt_from_an_echo_survive_a_redirect_and_a_revert():
+    text = "keep() # one line, CRLF buffer"
+    editor, server = make(text, "keep()", "vscode")
+    editor.buffer_eol = "\r\n"
+    server.session.delta("first\nanswer")
+    settle(editor, server)
+    server.session.redirect()
+    server.session.delta("second\nanswer\n")
+    final, outcome = finish(editor, server)
+    assert (final, outcome) == (text.replace("keep()", "second\r\nanswer\r\n"), [Finished])
+    assert server.session.revert() is None
+    settle(editor, server)
+    assert kinds(server) == [Reverted] and editor.text == text

@@ -17,14 +17,14 @@ most one batch is ever in flight and deltas that arrive meanwhile are coalesced 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Mode, Reverted,
                                   RevertFailed, SessionEvent, SessionLimits, State)
 from flowedit.core.diffstream import Block, DiffFormatError, DiffStream, Hunk
 from flowedit.core.linediff import block_change
 from flowedit.core.region import Region
-from flowedit.core.text import Change, Document, LineEnds, compose, same_effect
+from flowedit.core.text import LINE_ENDS, Change, Document, LineEnds, compose, same_effect, with_line_ends
 
 _batch_ids = itertools.count(1)
 
@@ -150,7 +150,7 @@ class RewriteSession:
             else:
                 self._probe_effect = compose(self._probe_effect, change, before)
             self._probe.append(change)
-            if same_effect(self._probe_effect, flight.batch.change, self._probe_base):
+            if self._is_echo(flight):
                 self._classifying, self._probe = False, []
                 flight.echoed = True
                 self._on_applied(flight)
@@ -158,6 +158,37 @@ class RewriteSession:
                     self._resolve()
             return
         self._user_change(change)
+
+    def _is_echo(self, flight: _InFlight) -> bool:
+        """Whether the changes held since the batch's version are the batch, as the editor applied it.
+
+        Editors normalise the line breaks they insert to the buffer's (VS Code does, even in a one-line
+        file of a CRLF buffer, where nothing showed the buffer's EOL): an echo equal to the batch up to
+        line ends is the batch. Its line ends are the buffer's: they are learnt, and what follows is
+        streamed in them."""
+        change = flight.batch.change
+        if same_effect(self._probe_effect, change, self._probe_base):
+            return True
+        if "\r" not in change.text and "\n" not in change.text:
+            return False
+        for eol in LINE_ENDS:
+            variant = Change(change.start, change.end, with_line_ends(change.text, eol))
+            if variant.text != change.text and same_effect(self._probe_effect, variant, self._probe_base):
+                self._learn_eol(flight, variant, eol)
+                return True
+        return False
+
+    def _learn_eol(self, flight: _InFlight, as_applied: Change, eol: str) -> None:
+        """The editor writes line breaks as `eol`: the batch in flight landed as `as_applied`."""
+        if self.mode is Mode.REPLACE and not flight.batch.revert:
+            old = self._answer
+            region, written, *rest = flight.snapshot
+            self._written = len(with_line_ends(old[: self._written], eol))
+            flight.snapshot = (region, len(with_line_ends(old[:written], eol)), *rest)
+            self._answer = with_line_ends(old, eol)
+            flight.advance = len(as_applied.text)
+        flight.batch = replace(flight.batch, change=as_applied)
+        self._eol = self._line_ends.eol = eol
 
     def _not_applied(self, *, race: bool = True) -> None:
         """The batch in flight did not land: the changes held while deciding were the user's."""

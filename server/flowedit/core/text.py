@@ -108,10 +108,18 @@ def compose(first: Change, then: Change, current: str) -> Change:
     return Change(a, first.end + (b - t_end), current[a : then.start] + then.text + current[then.end : b])
 
 
+def with_line_ends(text: str, eol: str) -> str:
+    """`text` with every line break (CR LF, lone CR, lone LF) written as `eol`."""
+    return _EOL.sub(eol, text) if ("\r" in text or eol != "\n") else text
+
+
+LINE_ENDS = ("\n", "\r\n", "\r")
+
+
 class LineEnds:
     """Streamed text with its line ends rewritten to a document's (editors normalise what they insert,
     so an echo only matches what we sent if we do it first); a trailing CR waits for the next piece,
-    which may begin with its LF."""
+    which may begin with its LF. `eol` may change between pieces (the editor showed its own)."""
 
     def __init__(self, eol: str) -> None:
         self.eol = eol
@@ -122,8 +130,7 @@ class LineEnds:
         text, self._cr = self._cr + text, ""
         if text.endswith("\r") and not final:
             text, self._cr = text[:-1], "\r"
-        text = text.replace("\r\n", "\n")
-        return text if self.eol == "\n" else text.replace("\n", self.eol)
+        return with_line_ends(text, self.eol)
 
 
 class ChangeObserver(Protocol):
