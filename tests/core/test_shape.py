@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from flowedit.core.cache import CompletionCache, Suggestion
 from flowedit.core.debounce import AdaptiveDebounce
 from flowedit.core.fim import cursor_at, fim_context
-from flowedit.core.shape import complete_enough, detect_indent_unit, multiline_wanted, shape, wants_completion
+from flowedit.core.shape import (Cursor, Fit, complete_enough, detect_indent_unit, fit, multiline_wanted, shape,
+                                 wants_completion)
 from flowedit.core.text import Document
 
 
@@ -22,8 +23,8 @@ def at(source: str):
 
 CASES = [
     # (name, source with | at the cursor, raw model answer, expected shaped text)
-    ("py: auto-closed bracket after the cursor is not duplicated",
-     "total = sum(|)\n", "values)\nprint(total)", "values"),
+    ("py: the closer the model types again is kept (fit() decides how it meets the line)",
+     "total = sum(|)\n", "values)\nprint(total)", "values)"),
     ("py: end of a line that opens a block → the block body only",
      "def area(r):|\n\nprint(area(2))\n", "\n    pi = 3.14159\n    return pi * r * r\n\nprint(area(2))\n",
      "\n    pi = 3.14159\n    return pi * r * r"),
@@ -38,7 +39,7 @@ CASES = [
     ("ts: brace block, closing brace belongs to the code below",
      "function add(a: number, b: number) {|\n}\n", "\n  return a + b;\n}\n", "\n  return a + b;"),
     ("ts: string quote already closed after the cursor",
-     "const name = '|';\n", "world';", "world"),
+     "const name = '|';\n", "world';", "world';"),
     ("ts: two-space indentation normalised from four",
      "if (ok) {\n  run();\n}\nfor (const x of xs) {|\n}\n", "\n    use(x);\n    log(x);\n}\n",
      "\n  use(x);\n  log(x);"),
@@ -47,7 +48,7 @@ CASES = [
      "\n    total := 0\n    for _, x := range xs {\n        total += x\n    }\n    return total\n}\n",
      "\n\ttotal := 0\n\tfor _, x := range xs {\n\t\ttotal += x\n\t}\n\treturn total"),
     ("go: call arguments with the closing paren after the cursor",
-     "\tfmt.Printf(|)\n", "\"%d\\n\", total)\n", "\"%d\\n\", total"),
+     "\tfmt.Printf(|)\n", "\"%d\\n\", total)\n", "\"%d\\n\", total)"),
     ("empty or whitespace answer → nothing",
      "x = |\n", "   \n  ", ""),
 ]
@@ -137,3 +138,92 @@ def test_adaptive_debounce_follows_typing_speed_and_never_delays_invoke():
     for i in range(6):
         slow.keystroke(i * 1.0)
     assert slow.delay() == 0.35
+
+
+# ---------------------------------------------------------------- auto-closed brackets and quotes (fit)
+
+LINES = [
+    "def add(self, item: Item) -> None:",
+    "total = sum(values) + len(items[0])",
+    "print(\"hello\", name, sep='')",
+    "const name = 'world';",
+    "items[key] = {\"a\": [1, 2], 'b': (3,)}",
+    "if (ready && queue.length > 0) { run(queue[0]); }",
+    "fmt.Printf(\"%d\\n\", total)",
+    "x = foo(bar(1), baz(\"q)\"))",
+]
+AUTO_PAIRS = {  # the pairs each editor closes as you type, and what may follow the cursor for it to do so
+    "vscode": ("([{\"'`", " \t;:.,=}])>"),  # editor.autoClosingBrackets/Quotes "languageDefined"
+    "nvim-autopairs": ("([{\"'`", " \t)]};,"),  # skipped before a word character
+    "emacs-electric-pair": ("([{\"'", " \t)]}\"'"),  # electric-pair-mode, python-mode's syntax table
+}
+CLOSE = {"(": ")", "[": "]", "{": "}", '"': '"', "'": "'", "`": "`"}
+
+
+def typed(intended: str, k: int, editor: str) -> tuple[str, int]:
+    """The line and cursor after typing `intended[:k]` into an empty line with `editor`'s auto-pairing:
+    an opener before whitespace/closers gets its closer; typing a closer over the same auto-inserted one
+    steps over it. Quotes pair only outside strings and not after a word character."""
+    openers, before = AUTO_PAIRS[editor]
+    line, cur, auto = "", 0, []  # auto: positions of closers the editor inserted, not yet stepped over
+    for c in intended[:k]:
+        nxt = line[cur:cur + 1]
+        if auto and cur in auto and nxt == c:
+            auto.remove(cur)
+            cur += 1
+            continue
+        in_string = _in_string(line[:cur])
+        pair = c in openers and (nxt == "" or nxt in before)
+        if c in "\"'`":
+            pair = pair and in_string is None and not (cur and (line[cur - 1].isalnum() or line[cur - 1] == "_"))
+        elif in_string is not None:
+            pair = False
+        line = line[:cur] + c + (CLOSE[c] if pair else "") + line[cur:]
+        auto = [p + (2 if pair else 1) if p >= cur else p for p in auto]
+        if pair:
+            auto.append(cur + 1)
+        cur += 1
+    return line, cur
+
+
+def _in_string(prefix: str) -> str | None:
+    quote = None
+    for i, c in enumerate(prefix):
+        if quote is None and c in "\"'`":
+            quote = c
+        elif c == quote and prefix[i - 1] != "\\":
+            quote = None
+    return quote
+
+
+def _closers(text: str) -> dict[str, int]:
+    return {c: text.count(c) for c in ")]}\"'`"}
+
+
+@pytest.mark.parametrize("editor", list(AUTO_PAIRS))
+@pytest.mark.parametrize("intended", LINES)
+def test_a_suggestion_meets_auto_closed_brackets_without_doubling_them(editor, intended):
+    """At every point of typing each line, the model answers the rest of the line. VS Code's inline item
+    replaces its range: the line becomes exactly what was meant. An editor that inserts at the cursor
+    (the completion fallback) gets the text cut before the retyped closers: never one closer too many."""
+    checked = 0
+    for k in range(1, len(intended)):
+        line, cursor = typed(intended, k, editor)
+        if line[cursor:] == "":
+            continue  # nothing after the cursor: nothing to meet
+        suggestion = intended[k:]
+        f = fit(suggestion, Cursor(line[:cursor], line[cursor:]))
+        assert line[:cursor] + suggestion + line[cursor + f.covers :] == intended, (line, cursor)
+        inserted = line[:cursor] + suggestion[: f.cut] + line[cursor:]
+        assert all(n <= _closers(intended)[c] for c, n in _closers(inserted).items()), inserted
+        assert intended.startswith(line[:cursor] + suggestion[: f.cut])
+        checked += 1
+    assert checked >= 2  # each line has points where the editor left closers after the cursor
+
+
+def test_fit_leaves_text_after_the_cursor_that_is_not_retyped():
+    assert fit("values", Cursor("sum(", ")")) == Fit(0, len("values"))
+    assert fit("x) + 1", Cursor("f(", ") # note")) == Fit(1, 1)
+    assert fit("a]", Cursor("f(", ")")) == Fit(0, 2)  # it closes what the line does not show: no cover
+    assert fit("ok\\\" more\")", Cursor('print("', '")')) == Fit(2, len('ok\\\" more'))
+    assert fit("", Cursor("f(", ")")) == Fit(0, 0)

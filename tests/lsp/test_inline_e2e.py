@@ -216,3 +216,35 @@ async def test_accepting_a_suggestion_runs_its_command(tmp_path):
         finally:
             await ed.stop()
     assert command.command == "flowedit.completionAccepted" and counters["accepted"] == 1, counters
+
+
+async def test_ghost_text_replaces_the_auto_closed_bracket_it_types_again(tmp_path):
+    """VS Code auto-closes `(`: after `def add(` the line is `def add(|)`. The answer types the `)` again:
+    the inline item's range spans the `)` (VS Code replaces it), and the completion fallback, which
+    editors insert at the cursor, stops before it."""
+    text = "class Cart:\n    def add(): # after\n        pass\n"
+    cursor = text.index("def add(") + len("def add(")
+    async with Gateway("self, item: Item) -> None:\n", tmp_path) as gw:
+        ed = await _editor(gw)
+        try:
+            ed.open(URI, text)
+            (item,) = await ed.ghost(URI, cursor, invoked=True)
+        finally:
+            await ed.stop()
+        fallback = await _editor(gw, inline=False)
+        try:
+            fallback.open(URI, text)
+            listed = await fallback.client.text_document_completion_async(lsp.CompletionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=URI), position=fallback.position(URI, cursor)))
+        finally:
+            await fallback.stop()
+    start, end = item.range.start, item.range.end
+    # the `)` and the user's own `:` after it: the answer types both again
+    assert (start.line, start.character, end.line, end.character) == (1, 12, 1, 14)
+    lines = text.split("\n")
+    lines[1] = lines[1][: start.character] + item.insert_text + lines[1][end.character :]
+    assert lines[1] == "    def add(self, item: Item) -> None: # after"
+    (fallback_item,) = listed.items
+    assert fallback_item.text_edit.new_text == "self, item: Item"
+    r = fallback_item.text_edit.range
+    assert (r.start.character, r.end.character) == (12, 12)

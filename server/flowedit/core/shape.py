@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 
 _CLOSERS = set(")]}>\"'`;:,.")
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+_QUOTES = "\"'`"
 _BLOCK_OPENERS = (":", "{", "(", "[", "=>", "->", " do", " then")
 _INDENT = re.compile(r"^[ \t]*")
 
@@ -102,8 +104,7 @@ def _shape(raw: str, cursor: Cursor) -> tuple[str, bool]:
     text = raw.replace("\r\n", "\n")
     if not multiline_wanted(cursor):
         first, newline, _ = text.partition("\n")
-        shaped = _strip_suffix_overlap(first, cursor.line_suffix).rstrip() if first.strip() else ""
-        return shaped, bool(newline)
+        return (first.rstrip() if first.strip() else ""), bool(newline)
     if not text.strip():
         return "", False
     if cursor.indent_unit is not None:  # with no indented line in the file, keep the model's style
@@ -130,8 +131,6 @@ def _shape(raw: str, cursor: Cursor) -> tuple[str, bool]:
     while kept and not kept[-1].strip():
         kept.pop()
     result = "\n".join(kept)
-    if len(kept) == 1:
-        result = _strip_suffix_overlap(result, cursor.line_suffix)
     return (result if result.strip() else ""), stopped
 
 
@@ -141,13 +140,71 @@ def _repeats(kept: list[str], line: str) -> bool:
     return len(recent) == 2 and all(k.strip() == line.strip() for k in recent)
 
 
-def _strip_suffix_overlap(text: str, line_suffix: str) -> str:
-    """Drop the end of `text` that the text after the cursor already has (auto-closed brackets, quotes)."""
-    rest = line_suffix.strip()
-    if not rest:
-        return text
-    trimmed = text.rstrip()
-    for k in range(min(len(rest), len(trimmed)), 0, -1):
-        if trimmed.endswith(rest[:k]) and all(c in _CLOSERS for c in rest[:k]):
-            return trimmed[: len(trimmed) - k]
-    return text
+@dataclass(frozen=True)
+class Fit:
+    """How a suggestion meets the text after the cursor on its line (auto-closed brackets and quotes)."""
+
+    covers: int  # characters after the cursor the suggestion types again: an inline item's range spans them
+    cut: int  # where to end the suggestion to insert it at the cursor instead (before the first of them)
+
+
+def fit(text: str, cursor: Cursor) -> Fit:
+    """The one rule for closers after the cursor: editors auto-close `(`, `[`, `{` and quotes, so after
+    `def add(` the line reads `def add(|)`. A suggestion whose first line closes what the line opened
+    (`self, item: Item) -> None:`) types those closers again: replacing them (`covers`) gives the line the
+    model meant, inserting only up to them (`cut`) gives a shorter line that is still right. A closer is
+    typed again where the suggestion closes a bracket it did not open, or the string the cursor is in."""
+    line = text.split("\n", 1)[0]
+    suffix = cursor.line_suffix
+    lead = len(suffix) - len(suffix.lstrip(" \t"))
+    targets = ""
+    for c in suffix[lead:]:
+        if c not in _CLOSERS:
+            break
+        targets += c
+    if not targets:
+        return Fit(0, len(text))
+    quote = _open_quote(cursor.line_prefix)
+    opened: list[str] = []
+    matched, first, escaped = 0, None, False
+    for i, c in enumerate(line):
+        if matched == len(targets):
+            break
+        if quote is not None:  # inside a string: only its own (unescaped) quote means anything
+            if escaped or c == "\\":
+                escaped = not escaped
+                continue
+            if c == quote:
+                if not opened and targets[matched] == c:
+                    matched, first = matched + 1, i if first is None else first
+                quote = None
+            continue
+        if c in _QUOTES:
+            quote = c
+        elif c in "([{":
+            opened.append(c)
+        elif c in _PAIRS and opened and opened[-1] == _PAIRS[c]:
+            opened.pop()
+        elif not opened and c == targets[matched]:
+            matched, first = matched + 1, i if first is None else first
+        elif c in _PAIRS:
+            break  # it closes something the line does not show: leave the rest alone
+    if not matched:
+        return Fit(0, len(text))
+    return Fit(lead + matched, len(text[:first].rstrip()) if first is not None else len(text))
+
+
+def _open_quote(prefix: str) -> str | None:
+    """The quote of the string the cursor is in, if the line before it left one open."""
+    quote = None
+    escaped = False
+    for c in prefix:
+        if escaped:
+            escaped = False
+        elif c == "\\" and quote is not None:
+            escaped = True
+        elif quote is None and c in _QUOTES:
+            quote = c
+        elif c == quote:
+            quote = None
+    return quote

@@ -8,6 +8,8 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from flowedit.core.shape import Cursor, fit
+from flowedit.core.text import Document
 from flowedit.lsp import convert
 from flowedit.lsp.host import Host
 from flowedit.lsp.inline import InlineCompleter
@@ -32,6 +34,11 @@ def suggestion_ref(item: Any) -> tuple[int, int] | None:
     return int(args[0]), int(args[1])
 
 
+def _line_cursor(doc: Document, offset: int) -> Cursor:
+    line = doc.line_of(offset)
+    return Cursor(doc.text[doc.line_start(line) : offset], doc.text[offset : doc.line_end(line)])
+
+
 def _accept_command(suggestion: Any, shown: str) -> lsp.Command:
     # the item shows the rest of the suggestion: remember where it starts, for partial accepts
     start = len(suggestion.text) - len(shown)
@@ -50,7 +57,10 @@ async def inline_items(host: Host, completer: InlineCompleter,
     if result is None:
         return lsp.InlineCompletionList(items=[])
     suggestion, text = result
-    here = lsp.Range(start=params.position, end=params.position)
+    # the item's range spans the closers after the cursor that the text types again (VS Code replaces it)
+    covers = fit(text, _line_cursor(doc, offset)).covers
+    here = convert.lsp_range(doc, offset, offset + covers, host.encoding) if covers else \
+        lsp.Range(start=params.position, end=params.position)
     return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
         insert_text=text, range=here, command=_accept_command(suggestion, text))])
 
@@ -71,6 +81,10 @@ async def completion_items(host: Host, completer: InlineCompleter,
     if not done or task.result() is None or doc.version != version:
         return lsp.CompletionList(is_incomplete=True, items=[])  # (the text moved on: the client asks again)
     suggestion, rest = task.result()
+    # inserted at the cursor (not every client replaces text after it): stop before retyped closers
+    rest = rest[: fit(rest, _line_cursor(doc, offset)).cut]
+    if not rest.strip():
+        return lsp.CompletionList(is_incomplete=True, items=[])
     line_start = doc.line_start(doc.line_of(offset))
     word = _WORD.search(doc.text[line_start:offset])
     head = word.group(0) if word else ""
