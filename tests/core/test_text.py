@@ -58,6 +58,24 @@ def test_columns_past_the_end_clamp_and_negative_ones_raise():
         doc.offset_at(Position(-1, 0), Encoding.UTF16)
 
 
+@given(st.lists(st.sampled_from(["a", "é", "中", "😀", "\n", "\r\n", "\r"]), max_size=20).map("".join),
+       st.integers(0, 8), st.integers(0, 12), st.sampled_from(list(Encoding)))
+def test_strict_positions_refuse_exactly_what_the_document_cannot_hold(text, line, character, enc):
+    """Against an independent scan (tests/core/sim.py): a position inside the document maps as without
+    `strict`; one past a line's end, or past the last line, raises — but (line count, 0), the end."""
+    from tests.core.sim import units
+
+    doc = Document("file:///t", text)
+    lines = re.split(r"\r\n|\r|\n", text)
+    inside = line < len(lines) and character <= units(lines[line], enc.value)
+    if inside or (line == len(lines) and character == 0):
+        assert doc.offset_at(Position(line, character), enc, strict=True) == (
+            lsp_offset(text, line, character, enc.value) if inside else len(text))
+    else:
+        with pytest.raises(PositionError):
+            doc.offset_at(Position(line, character), enc, strict=True)
+
+
 def test_half_a_surrogate_pair_maps_to_the_character_start():
     doc = Document("file:///t", "😀x")
     assert doc.offset_at(Position(0, 1), Encoding.UTF16) == 0

@@ -255,9 +255,9 @@ class RewriteSession:
         if flight.echoed or flight.dead:
             self._resolve()
 
-    def document_closed(self) -> None:
-        """The editor closed the document."""
-        self._stop(Failed("the document was closed"), force=True)
+    def document_closed(self, reason: str = "the document was closed") -> None:
+        """The editor closed the document (or its copy here can no longer be trusted)."""
+        self._stop(Failed(reason), force=True)
         self.detach()
 
     def detach(self) -> None:

@@ -153,6 +153,7 @@ class Document:
         self.language_id = language_id
         self.version = version
         self.text = text
+        self.unsafe: str | None = None  # why this copy may differ from the editor's (a change it could not apply)
         self._starts = _line_starts(text, 0, len(text))
         self.observers: list[ChangeObserver] = []
 
@@ -190,14 +191,22 @@ class Document:
         """The line holding `offset`."""
         return bisect_right(self._starts, offset) - 1
 
-    def offset_at(self, pos: Position, enc: Encoding) -> int:
-        """Offset of an LSP position; columns past the line end and lines past the end are clamped."""
+    def offset_at(self, pos: Position, enc: Encoding, *, strict: bool = False) -> int:
+        """Offset of an LSP position; columns past the line end and lines past the end are clamped, or
+        with `strict` refused (`PositionError`) — except the line after the last at column 0, which
+        names the document's end."""
         if pos.line < 0 or pos.character < 0:
             raise PositionError(f"negative position {pos.line}:{pos.character}")
         if pos.line >= len(self._starts):
+            if strict and (pos.line > len(self._starts) or pos.character > 0):
+                raise PositionError(f"line {pos.line} is past the end (the document has {len(self._starts)} lines)")
             return len(self.text)
         start = self._starts[pos.line]
-        return start + enc.index(self.text[start : self.line_end(pos.line)], pos.character)
+        line = self.text[start : self.line_end(pos.line)]
+        if strict and pos.character > enc.units(line):
+            raise PositionError(f"column {pos.character} is past the end of line {pos.line} "
+                                f"({enc.units(line)} {enc.value} units)")
+        return start + enc.index(line, pos.character)
 
     def position_at(self, offset: int, enc: Encoding) -> Position:
         """The LSP position of an offset (an offset inside a CRLF pair counts as the line's end)."""

@@ -6,7 +6,7 @@ from lsprotocol import types as lsp
 
 from flowedit.core.region import Region
 from flowedit.core.session import EditBatch
-from flowedit.core.text import Change, Document, Encoding, Position
+from flowedit.core.text import Change, Document, Encoding, Position, PositionError
 
 _ENCODINGS = {
     lsp.PositionEncodingKind.Utf8: Encoding.UTF8,
@@ -40,15 +40,20 @@ def lsp_range(doc: Document, start: int, end: int, enc: Encoding) -> lsp.Range:
 
 
 def content_change(change: lsp.TextDocumentContentChangeEvent, enc: Encoding):
-    """A didChange entry as something `Document.apply_changes` resolves in sequence."""
+    """A didChange entry as something `Document.apply_changes` resolves in sequence; a range the
+    document cannot hold (past a line's or the document's end, start after end) raises PositionError."""
     if isinstance(change, lsp.TextDocumentContentChangePartial):
-        return lambda doc: Change(*_sorted(doc, change.range, enc), change.text)
+        return lambda doc: Change(*_strict(doc, change.range, enc), change.text)
     return change.text  # whole document
 
 
-def _sorted(doc: Document, r: lsp.Range, enc: Encoding) -> tuple[int, int]:
-    region = offsets(doc, r, enc)
-    return region.start, region.end
+def _strict(doc: Document, r: lsp.Range, enc: Encoding) -> tuple[int, int]:
+    start = doc.offset_at(position(r.start), enc, strict=True)
+    end = doc.offset_at(position(r.end), enc, strict=True)
+    if start > end:
+        raise PositionError(f"the change's start {r.start.line}:{r.start.character} is after its end "
+                            f"{r.end.line}:{r.end.character}")
+    return start, end
 
 
 def workspace_edit(doc: Document, batch: EditBatch, enc: Encoding, label: str) -> lsp.ApplyWorkspaceEditParams:

@@ -121,7 +121,7 @@ class InlineCompleter:
 
     async def _complete(self, uri: str, offset: int, invoked: bool, superseded: asyncio.Future):
         doc = self.host.docs.get(uri)
-        if doc is None or excluded_by(uri, self.host.settings.exclude):
+        if doc is None or doc.unsafe or excluded_by(uri, self.host.settings.exclude):
             return self._empty()
         cursor = cursor_at(doc, offset)
         if not wants_completion(cursor, invoked):
@@ -191,7 +191,7 @@ class InlineCompleter:
         out = []
         for other, offset in reversed(list(self.recent.items())):
             doc = self.host.docs.get(other)
-            if other == uri or doc is None or excluded_by(other, self.host.settings.exclude):
+            if other == uri or doc is None or doc.unsafe or excluded_by(other, self.host.settings.exclude):
                 continue
             out.append(snippet_around(doc, offset, uri_path(other)))
             if len(out) == self.host.settings.inline.snippets:

@@ -20,6 +20,7 @@ from flowedit.core.region import Region, TrackedRegion
 from flowedit.core.session import (Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, SessionEvent, State)
 from flowedit.core.text import Document, PositionError
 from flowedit.lsp import convert
+from flowedit.lsp.documents import lost_track
 from flowedit.lsp.host import Host
 from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure
@@ -93,6 +94,8 @@ class Rewrites:
         doc = self.host.docs.get(uri)
         if doc is None:
             raise RewriteRefused(f"{uri} is not open in the editor")
+        if doc.unsafe:
+            raise RewriteRefused(lost_track(doc))
         return doc
 
     async def request(self, uri: str, selection: lsp.Range, instruction: str | None, mode: str | None) -> RewriteRun:
@@ -202,10 +205,11 @@ class Rewrites:
             if run.uri == uri:
                 self.pump(run)
 
-    def document_closed(self, uri: str) -> None:
+    def document_closed(self, uri: str, reason: str = "the document was closed") -> None:
+        """The editor closed `uri` (or the server lost track of it): its rewrites end, none can be reverted."""
         for run in list(self.runs.values()):
             if run.uri == uri:
-                run.session.document_closed()
+                run.session.document_closed(reason)
                 self._spawn(run, self._stop_lane(run))
                 self.pump(run)
         self.last_by_uri.pop(uri, None)

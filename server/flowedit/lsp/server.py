@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import logging
 import asyncio
+import copy
 from typing import Any, Literal
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from flowedit import __version__
 from flowedit.core.exclude import excluded_by
-from flowedit.core.text import Document, PositionError
+from flowedit.core.text import Document
 from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
-from flowedit.lsp import completion, convert
+from flowedit.lsp import completion, convert, documents
 from flowedit.lsp.commands import InterruptArgs, RedirectArgs, RevertArgs, RewriteArgs, parse
 from flowedit.lsp.host import Kind
 from flowedit.lsp.inline import InlineCompleter
@@ -29,11 +31,22 @@ STATUS = "flowedit/status"
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
 
 
+class FloweditProtocol(LanguageServerProtocol):
+    """pygls' protocol, but our didChange handler sees the editor's ranges as sent: pygls clamps a range
+    past a line's end in place while it updates its own copy, which would hide a client out of step."""
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
+        as_sent = copy.deepcopy(params)
+        for handler, _, kwargs in super().lsp_text_document__did_change(params):
+            yield handler, (as_sent,), kwargs
+
+
 class FloweditServer(LanguageServer):
     """flowedit's language server state: documents, settings, model links, rewrites; the features' `Host`."""
 
     def __init__(self, cli_settings: dict[str, Any] | None = None) -> None:
-        super().__init__("flowedit", __version__)
+        super().__init__("flowedit", __version__, protocol_cls=FloweditProtocol)
         self.docs: dict[str, Document] = {}
         self.base_settings = from_environment(cli_settings)
         self.settings, _ = parse_settings({}, self.base_settings)
@@ -151,20 +164,19 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: FloweditServer, params: lsp.DidChangeTextDocumentParams) -> None:
         doc = ls.docs.get(params.text_document.uri)
-        if doc is None:
-            log.warning("didChange for a document that is not open: %s", params.text_document.uri)
+        if doc is None or doc.unsafe:
+            log.warning("didChange ignored for %s: %s", params.text_document.uri,
+                        doc.unsafe if doc else "the document is not open")
             return
-        enc = ls.encoding
-        try:
-            doc.apply_changes([convert.content_change(c, enc) for c in params.content_changes],
-                              params.text_document.version)
-        except (PositionError, ValueError) as exc:
-            log.error("bad didChange for %s: %s", doc.uri, exc)
+        if documents.apply_did_change(doc, params, ls.encoding) is not None:
+            ls.rewrites.document_closed(doc.uri, documents.lost_track(doc))
+            ls.show_warning(documents.lost_track(doc))
+            return
         ls.rewrites.document_changed(doc.uri)
         ls.in_process.document_changed(doc)
         last = params.content_changes[-1] if params.content_changes else None
         if isinstance(last, lsp.TextDocumentContentChangePartial):
-            ls.completer.document_edited(doc.uri, doc.offset_at(convert.position(last.range.start), enc))
+            ls.completer.document_edited(doc.uri, doc.offset_at(convert.position(last.range.start), ls.encoding))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: FloweditServer, params: lsp.DidCloseTextDocumentParams) -> None:
