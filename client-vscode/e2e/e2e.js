@@ -9,6 +9,9 @@
 //   4 Revert Last Rewrite restores the original
 //   3 Escape mid-stream stops the rewrite; the text stays as applied (then reverted again)
 //   5 the status bar shows tok/s (live while streaming, and after)
+//   6 a one-line file in a CRLF buffer: a multi-line rewrite of part of the line lands once, in CRLF
+//   7 `def add(` typed (VS Code auto-closes the bracket): the ghost text that types `)` again, accepted
+//     with Tab, leaves one `)`
 // Screenshots of every step go to config.shots; the findings to config.results.
 'use strict';
 const { chromium } = require('playwright-core');
@@ -31,9 +34,19 @@ function trace() {
 function changesSince(n, uri = cfg.fileUri) {
   return trace().slice(n).filter(e => e.event === 'change' && e.uri === uri);
 }
-function currentText(uri = cfg.fileUri) {
+function currentText(uri = cfg.fileUri, file = cfg.file) {
   const all = trace().filter(e => e.event === 'change' && e.uri === uri);
-  return all.length ? all[all.length - 1].text : fs.readFileSync(cfg.file, 'utf8');
+  return all.length ? all[all.length - 1].text : fs.readFileSync(file, 'utf8');
+}
+/** Lines of the FlowEdit output channel (the server's stderr) as VS Code writes it under cfg.logs. */
+function serverLog() {
+  const files = fs.readdirSync(cfg.logs, { recursive: true }).filter(f => path.basename(String(f)) === 'FlowEdit.log');
+  return files.flatMap(f => fs.readFileSync(path.join(cfg.logs, String(f)), 'utf8').split('\n'));
+}
+/** The rewrite ends the server logged: [{id, outcome, reason}], outcome lower-cased (as in flowedit/status). */
+function rewriteEnds() {
+  return serverLog().map(l => /rewrite (\S+) ended: (\w+) \((.*)\)$/.exec(l)).filter(Boolean)
+    .map(m => ({ id: m[1], outcome: m[2].toLowerCase(), reason: m[3] }));
 }
 function lastStatus() {
   const s = trace().filter(e => e.event === 'status');
@@ -75,6 +88,33 @@ async function selectLines(page, from, to) {
   for (let i = 0; i < from; i++) await page.keyboard.press('ArrowDown');  // stays in column 0
   for (let i = from; i < to; i++) await page.keyboard.press('Shift+ArrowDown');
 }
+/** Select columns [from, to) of line `line` (0-based) with the keyboard. */
+async function selectColumns(page, line, from, to) {
+  await editorLines(page).click();
+  await page.keyboard.press('Control+Home');
+  for (let i = 0; i < line; i++) await page.keyboard.press('ArrowDown');
+  for (let i = 0; i < from; i++) await page.keyboard.press('ArrowRight');
+  for (let i = from; i < to; i++) await page.keyboard.press('Shift+ArrowRight');
+}
+/** Switch the user settings as a user would: edit settings.json in the editor (a file written behind
+ *  VS Code's back is not picked up by code-server), save, wait for the extension to see them, close it. */
+async function switchSettings(page, settings) {
+  await runCommand(page, 'Preferences: Open User Settings (JSON)');
+  await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'flowedit.endpoint' }).waitFor({ timeout: 15000 });
+  await editorLines(page).click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText(JSON.stringify(settings, null, 1));
+  await page.keyboard.press('Control+S');
+  await until('the new settings in the extension', () => trace().some(e => e.event === 'settings' && e.endpoint === settings['flowedit.endpoint']), 20000);
+  await page.keyboard.press('Control+W');
+}
+/** Open a workspace file from the explorer; resolves once its editor shows `marker`. */
+async function openFile(page, name, marker) {
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first().click();
+  await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: marker }).waitFor({ timeout: 15000 });
+}
+const ghostText = page => page.locator('.editor-instance .monaco-editor [class*="ghost-text"]');
+const lineOf = (text, n) => text.split(/\r\n|\r|\n/)[n];
 async function startRewrite(page, instruction) {
   await runCommand(page, 'FlowEdit: Rewrite Selection');
   await page.locator('.quick-input-widget .monaco-list-row', { hasText: cfg.presetTitle }).first().waitFor({ timeout: 10000 });
@@ -83,13 +123,13 @@ async function startRewrite(page, instruction) {
   await page.keyboard.press('Enter');
 }
 /** Collect distinct document texts until `done(text)`; screenshots of the first few, live status texts. */
-async function watchRewrite(page, mark, done, label, ms = 60000) {
+async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileUri) {
   const seen = [];
   const statuses = new Set();
   let shots = 0, lastShotAt = 0, lastShotTime = 0;
   await until(`${label}: the rewrite to finish`, async () => {
     seen.length = 0;
-    for (const e of changesSince(mark)) if (seen[seen.length - 1] !== e.text) seen.push(e.text);
+    for (const e of changesSince(mark, uri)) if (seen[seen.length - 1] !== e.text) seen.push(e.text);
     const st = await statusText(page);
     if (st) statuses.add(st);
     // three screenshots of different intermediate states, spread over the stream
@@ -129,7 +169,7 @@ async function watchRewrite(page, mark, done, label, ms = 60000) {
       await editorLines(page).click();
       await page.keyboard.press('Control+End');
       await page.keyboard.type(cfg.ghostTyped, { delay: 30 });
-      const ghost = page.locator('.editor-instance .monaco-editor [class*="ghost-text"]');
+      const ghost = ghostText(page);
       try { await ghost.first().waitFor({ timeout: 8000 }); }
       catch { log('no ghost text while typing; asking explicitly (Alt+\\)'); r.explicitTrigger = true;
               await page.keyboard.press('Alt+Backslash'); await ghost.first().waitFor({ timeout: 15000 }); }
@@ -160,19 +200,11 @@ async function watchRewrite(page, mark, done, label, ms = 60000) {
   try {
     // ------------------------------------------------------------ switch the endpoint: the slow rewrite model
     step = 'settings-switch';
-    // as a user would: edit settings.json in the editor (a file written behind VS Code's back is not
-    // picked up by code-server), then undo what step 1 typed so that step 2 starts from the fixture
+    // then undo what step 1 typed so that step 2 starts from the fixture
     await editorLines(page).click();
     await page.keyboard.press('Escape');
-    await runCommand(page, 'Preferences: Open User Settings (JSON)');
-    await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'flowedit.endpoint' }).waitFor({ timeout: 15000 });
-    await editorLines(page).click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText(JSON.stringify(cfg.rewriteSettings, null, 1));
-    await page.keyboard.press('Control+S');
-    await until('the new settings in the extension', () => trace().some(e => e.event === 'settings' && e.endpoint === cfg.rewriteSettings['flowedit.endpoint']), 20000);
+    await switchSettings(page, cfg.rewriteSettings);
     results.settingsSwitchedS = (Date.now() - T0) / 1000;
-    await page.keyboard.press('Control+W');
     await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: cfg.openMarker }).waitFor({ timeout: 15000 });
     await runCommand(page, 'File: Revert File');
     await until('the fixture text back', () => currentText() === cfg.original, 10000).catch(async () => {
@@ -237,11 +269,22 @@ async function watchRewrite(page, mark, done, label, ms = 60000) {
       r.stayed = currentText() === stopped && after[after.length - 1] === stopped;
       const prefix = cfg.original.slice(0, cfg.selection.start), suffix = cfg.original.slice(cfg.selection.end);
       const middle = stopped.startsWith(prefix) && stopped.endsWith(suffix) ? stopped.slice(prefix.length, stopped.length - suffix.length) : null;
-      r.partialIsPrefixOfAnswer = middle !== null && cfg.answer.startsWith(middle) && middle.length > 0 && middle.length < cfg.answer.length;
-      r.appliedChars = middle === null ? null : middle.length;
+      // the user's code is never gone before the answer replaced it: the answer so far (its n complete
+      // lines replaced the old first n), a line break if its last line is partial, the old lines left
+      const old = cfg.original.slice(cfg.selection.start, cfg.selection.end);
+      const oldLines = old.match(/[^\n]*\n|[^\n]+$/g) || [];
+      const answerChars = (mid) => {
+        for (let k = 1; k < cfg.answer.length; k++) {
+          const p = cfg.answer.slice(0, k), rest = oldLines.slice((p.match(/\n/g) || []).length).join('');
+          if (mid === p + (rest && !p.endsWith('\n') ? '\n' : '') + rest) return k;
+        }
+        return null;
+      };
+      r.appliedChars = middle === null ? null : answerChars(middle);
+      r.streamedThenOldRest = r.appliedChars !== null;
       r.statusAfter = await statusText(page);
       r.shot = await shot(page, '3-escape-stopped');
-      r.ok = r.stayed && r.partialIsPrefixOfAnswer;
+      r.ok = r.stayed && r.streamedThenOldRest;
       log('escape: stopped after', r.stoppedAfterMs, 'ms with', r.appliedChars, 'of', cfg.answer.length, 'chars; stayed', r.stayed);
       // and revert once more: back to the original
       await runCommand(page, 'FlowEdit: Revert Last Rewrite');
@@ -270,12 +313,106 @@ async function watchRewrite(page, mark, done, label, ms = 60000) {
     results.steps[step] = { ...(results.steps[step] || {}), ok: false, error: String(e && e.stack || e).slice(0, 1500) };
     log('FAILED', step, String(e).slice(0, 300));
     await shot(page, `${step}-FAILED`).catch(() => {});
-  } finally {
-    results.totalS = (Date.now() - T0) / 1000;
-    fs.writeFileSync(cfg.results, JSON.stringify(results, null, 2));
-    await browser.close();
-    const ok = Object.values(results.steps).every(s => s.ok);
-    log('done ok=' + ok);
-    process.exit(ok ? 0 : 1);
   }
+
+  /** A step of its own: it runs whatever the steps before it did, its failure is recorded in results. */
+  async function attempt(name, body) {
+    const r = results.steps[name] = {};
+    try {
+      await body(r);
+    } catch (e) {
+      Object.assign(r, { ok: false, error: String(e && e.stack || e).slice(0, 1500) });
+      log('FAILED', name, String(e).slice(0, 300));
+      await shot(page, `${name}-FAILED`).catch(() => {});
+    }
+  }
+
+  // ------------------------------------------------------------ 6: a one-line file in a CRLF buffer, multi-line rewrite
+  // VS Code writes the answer's \n as the buffer's \r\n: the server must take that echo for its own edit
+  // (it used to see a race and insert the answer again and again).
+  await attempt('6-crlf-one-line', async r => {
+    const c = cfg.crlf;
+    const t0 = Date.now();
+    await switchSettings(page, c.settings);
+    await openFile(page, c.name, c.marker);
+    let eol = '';
+    try {
+      await until('CRLF as the buffer EOL in the status bar', async () => {
+        eol = norm(await page.locator('[id="status.editor.eol"]').innerText({ timeout: 2000 }).catch(() => '')).trim();
+        return eol === 'CRLF';
+      }, 10000);
+    } finally { r.bufferEol = eol; }
+    await selectColumns(page, 0, c.selection.start, c.selection.end);
+    const mark = trace().length, endsBefore = rewriteEnds().length;
+    const startedAt = Date.now();
+    await startRewrite(page, c.instruction);
+    await watchRewrite(page, mark, () => rewriteEnds().length > endsBefore, '6-crlf', 30000, c.fileUri);
+    r.rewriteS = (Date.now() - startedAt) / 1000;
+    Object.assign(r, rewriteEnds()[endsBefore]);  // id, outcome, reason: the server's word
+    const texts = changesSince(mark, c.fileUri).map(e => e.text);
+    r.changes = texts.length;
+    r.final = texts[texts.length - 1];
+    r.exact = r.final === c.expected;
+    // on the way, never more than the line, the whole answer and the text it replaces (the answer inserted
+    // again is not), and never a line break other than CRLF
+    r.maxLength = Math.max(0, ...texts.map(t => t.length));
+    r.maxLengthBound = c.expected.length + (c.selection.end - c.selection.start);
+    r.bareLf = texts.filter(t => /(^|[^\r])\n/.test(t)).length;
+    await until('the rewrite to end in the status bar', () => !/sync~spin/.test(lastStatus()), 10000);
+    r.shot = await shot(page, '6-crlf-rewritten');
+    await page.keyboard.press('Control+S');
+    await until('the file saved', () => fs.readFileSync(c.file, 'utf8') !== c.original, 10000);
+    r.saved = fs.readFileSync(c.file, 'utf8');
+    r.savedExact = r.saved === c.expected;
+    r.eolAfter = norm(await page.locator('[id="status.editor.eol"]').innerText({ timeout: 2000 }).catch(() => '')).trim();
+    r.ok = r.bufferEol === 'CRLF' && r.outcome === 'finished' && r.exact && r.savedExact && r.maxLength <= r.maxLengthBound && r.bareLf === 0;
+    r.stepS = (Date.now() - t0) / 1000;
+    log('crlf one-line rewrite:', r.outcome, '; exact', r.exact, '; saved exact', r.savedExact, '; longest state', r.maxLength,
+        '(final', c.expected.length, ', bound', r.maxLengthBound, '); bare LF states', r.bareLf, '; in', r.rewriteS, 's');
+    await page.keyboard.press('Control+W');
+  });
+
+  // ------------------------------------------------------------ 7: ghost text after an auto-closed bracket
+  // typing `def add(` leaves `def add(|)`; the suggestion types the `)` again, its item's range spans it
+  await attempt('7-auto-close', async r => {
+    const a = cfg.autoClose;
+    const t0 = Date.now();
+    await switchSettings(page, a.settings);
+    await openFile(page, a.name, a.marker);
+    await editorLines(page).click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type(a.typed, { delay: 30 });
+    const line = () => lineOf(currentText(a.fileUri, a.file), a.line);
+    try { await until('VS Code to auto-close the bracket', () => line() === a.autoClosedLine, 5000); }
+    finally { r.lineAfterTyping = line(); }
+    const ghost = ghostText(page);
+    try { await ghost.first().waitFor({ timeout: 8000 }); }
+    catch { log('no ghost text after the bracket; asking explicitly (Alt+\\)'); r.explicitTrigger = true;
+            await page.keyboard.press('Alt+Backslash'); await ghost.first().waitFor({ timeout: 15000 }); }
+    await until('the whole ghost text', async () => {
+      const shown = norm((await ghost.allInnerTexts()).join(''));
+      return a.ghostParts.every(p => shown.includes(p));
+    }, 15000);
+    r.ghostParts = (await ghost.allInnerTexts()).map(norm);
+    // what the line looks like with the ghost text (the view line renders it inline)
+    r.shownLine = norm(await page.locator('.editor-instance .view-line', { hasText: 'def add' }).first().innerText());
+    r.shot = await shot(page, '7-auto-close-ghost');
+    const pressMark = trace().length;
+    await page.keyboard.press('Tab');
+    await until('the accepted text in the document', () => changesSince(pressMark, a.fileUri).length > 0, 8000);
+    r.line = line();
+    r.final = currentText(a.fileUri, a.file);
+    r.shotAccepted = await shot(page, '7-auto-close-accepted');
+    r.ok = r.line === a.expectedLine && r.final === a.expected;
+    r.stepS = (Date.now() - t0) / 1000;
+    log('auto-close: after typing', JSON.stringify(r.lineAfterTyping), '; ghost', JSON.stringify(r.ghostParts),
+        '; after Tab', JSON.stringify(r.line));
+  });
+
+  results.totalS = (Date.now() - T0) / 1000;
+  fs.writeFileSync(cfg.results, JSON.stringify(results, null, 2));
+  await browser.close();
+  const ok = Object.values(results.steps).every(s => s.ok);
+  log('done ok=' + ok);
+  process.exit(ok ? 0 : 1);
 })();

@@ -142,8 +142,8 @@ class SimEditor:
                 self.user_touched_region = True
         self._notify(self._record(start, end, new, "U"))
 
-    def receive(self, batch_id: int, version: int, wc: WireChange) -> None:
-        """workspace/applyEdit from the server."""
+    def receive(self, batch_id: int, version: int, wc: WireChange, revert: bool = False) -> None:
+        """workspace/applyEdit from the server (a revert may drop what the user typed inside the region)."""
         if self.refuse_all:
             self.outbox.append(("ack", batch_id, False))
             return
@@ -156,7 +156,7 @@ class SimEditor:
         start = lsp_offset(self.text, *wc.start, self.enc)
         end = lsp_offset(self.text, *wc.end, self.enc)
         replaced = self.tags[start:end]
-        assert all(t in "SMR" for t in replaced), f"server edit overwrote user text: {replaced}"
+        assert revert or all(t in "SMR" for t in replaced), f"server edit overwrote user text: {replaced}"
         if self.user_touched_region:
             self.applied_after_conflict += 1
         self.server_edits_applied += 1
@@ -180,7 +180,7 @@ class SimServer:
         self.enc = Encoding(enc)
         self.doc = Document(URI, text, version=1)
         self.session = RewriteSession(self.doc, Region(start, end), mode)
-        self.inbox: deque[tuple[int, int, WireChange]] = deque()
+        self.inbox: deque[tuple[int, int, WireChange, bool]] = deque()
         self.now = 0.0
 
     def did_change(self, version: int, changes: list[WireChange]) -> None:
@@ -195,7 +195,7 @@ class SimServer:
             ch = batch.change
             wc = WireChange(tuple(_pos(self.doc.position_at(ch.start, self.enc))),
                             tuple(_pos(self.doc.position_at(ch.end, self.enc))), ch.text)
-            self.inbox.append((batch.id, batch.version, wc))
+            self.inbox.append((batch.id, batch.version, wc, batch.revert))
         return batch
 
 

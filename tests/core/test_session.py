@@ -73,7 +73,8 @@ def test_deltas_arriving_while_a_batch_is_in_flight_are_coalesced(behaviour):
         assert server.pump() is None
     settle(editor, server)
     assert finish(editor, server) == ("x\nfirst" + "".join(f"{i}," for i in range(1000)) + "\ny\n", [Finished])
-    assert editor.server_edits_applied == 2
+    # the first piece, the whole burst in one edit, and the end of the answer removing the old "SEL"
+    assert editor.server_edits_applied == 3
 
 
 def test_empty_answer_leaves_the_code_alone():
@@ -110,9 +111,15 @@ def test_user_edit_inside_the_region_stops_with_conflict(behaviour):
     server.session.delta("more")
     server.pump()
     settle(editor, server)
-    assert finish(editor, server) == ("x = anZwer_ + 1\n", [Conflict])  # as the user and the applied edits made it
+    # as the user and the applied edits made it: the old text not passed yet is still there
+    assert finish(editor, server) == ("x = anZwer_SELECTED + 1\n", [Conflict])
     assert editor.applied_after_conflict == 0
-    assert server.session.revert() is not None  # refuses: the user edited inside
+    editor.user_edit(0, 0, "# kept\n")  # typing outside the region survives the revert
+    assert server.session.revert() is None  # always possible: the user's original code comes back
+    settle(editor, server)
+    (reverted,) = events(server)
+    assert isinstance(reverted, Reverted) and "dropped" in reverted.reason  # says what was lost: the Z
+    assert editor.text == "# kept\nx = SELECTED + 1\n" == server.doc.text
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
@@ -124,7 +131,7 @@ def test_interrupt_keeps_what_was_applied_and_sends_nothing_after(behaviour):
     server.session.delta("part3")  # late token after interrupt: ignored
     settle(editor, server)
     assert kinds(server) == [Interrupted]
-    assert editor.text in ("a part1 b\n", "a part1part2 b\n")
+    assert editor.text in ("a part1SEL b\n", "a part1part2SEL b\n")  # the answer so far, then the old rest
     assert server.doc.text == editor.text
     assert server.pump() is None
 
@@ -248,12 +255,15 @@ def test_refusals_explained_by_typing_do_not_exhaust_the_retry_budget():
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
 def test_an_edit_that_changes_nothing_is_never_sent(behaviour):
-    """VS Code reports no change for a no-op edit: waiting for its echo would stall the rewrite."""
-    editor, server = make("x = a\n", "a", behaviour)
-    server.session.delta("a")  # the answer starts with what the selection already holds
-    assert server.pump() is None
-    server.session.delta("bc")
+    """VS Code reports no change for a no-op edit: waiting for its echo would stall the rewrite (or its
+    revert: an answer equal to the original leaves nothing to put back)."""
+    editor, server = make("x = abc\n", "abc", behaviour)
+    server.session.delta("abc")
     assert finish(editor, server) == ("x = abc\n", [Finished])
+    sent = editor.server_edits_applied
+    assert server.session.revert() is None
+    assert server.pump() is None  # never sent
+    assert kinds(server) == [Reverted] and editor.text == "x = abc\n" and editor.server_edits_applied == sent
 
 
 def test_typing_that_looks_exactly_like_our_edit_is_not_mistaken_for_it():
@@ -345,3 +355,54 @@ def test_line_ends_learnt_from_an_echo_survive_a_redirect_and_a_revert():
     assert server.session.revert() is None
     settle(editor, server)
     assert kinds(server) == [Reverted] and editor.text == text
+
+
+# ---------------------------------------------------------------- the user's code is never gone first
+
+OLD = "def total(xs):\n    s = 0\n    for x in xs:\n        s = s + x\n    return s\n"
+NEW = "def total(xs):\n    return sum(xs)\n"
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_old_lines_stay_until_the_answer_passes_them(behaviour):
+    """While it streams, the region is the answer so far, then the old lines it has not passed: its n-th
+    complete line replaces the old n-th line; a partial line keeps its own line. At the end: the answer."""
+    text = "import os\n" + OLD + "print(total([1]))  # after\n"
+    editor, server = make(text, OLD, behaviour)
+    seen = []
+    for piece in ["def total", "(xs):\n    ret", "urn sum(xs)\n"]:
+        server.session.delta(piece)
+        settle(editor, server)
+        seen.append(editor.text)
+    assert seen[0] == "import os\ndef total\n" + OLD + "print(total([1]))  # after\n"
+    assert seen[1] == ("import os\ndef total(xs):\n    ret\n    s = 0\n    for x in xs:\n        s = s + x\n"
+                       "    return s\nprint(total([1]))  # after\n")
+    assert seen[2] == ("import os\n" + NEW + "    for x in xs:\n        s = s + x\n    return s\n"
+                       "print(total([1]))  # after\n")
+    assert finish(editor, server) == ("import os\n" + NEW + "print(total([1]))  # after\n", [Finished])
+
+
+@pytest.mark.parametrize("stop", ["interrupt", "fail", "user types inside"])
+def test_any_stop_leaves_the_streamed_part_then_the_rest_of_the_old_code_and_revert_restores_it(stop):
+    text = "import os\n" + OLD + "print(total([1]))  # after\n"
+    editor, server = make(text, OLD, "vscode")
+    server.session.delta("def total(xs):\n    return sum(")
+    settle(editor, server)
+    if stop == "interrupt":
+        server.session.interrupt()
+    elif stop == "fail":
+        server.session.fail("the model disconnected")
+    else:
+        at = editor.text.index("sum(") + 1
+        editor.user_edit(at, at, "Z")
+    server.session.delta("xs)\n")  # too late: ignored
+    settle(editor, server)
+    kinds(server)
+    kept = editor.text.replace("sZum(", "sum(")
+    # the first old line is passed (the answer completed its first line); the rest stays, on its own line
+    assert kept == "import os\ndef total(xs):\n    return sum(\n" + OLD.split("\n", 1)[1] + "print(total([1]))  # after\n"
+    editor.user_edit(0, 0, "# typed meanwhile\n")
+    assert server.session.revert() is None
+    settle(editor, server)
+    assert kinds(server) == [Reverted]
+    assert editor.text == "# typed meanwhile\n" + text == server.doc.text

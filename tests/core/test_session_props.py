@@ -8,7 +8,7 @@ import difflib
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from flowedit.core.session import Conflict, Finished, Mode
+from flowedit.core.session import Conflict, Finished, Mode, Reverted
 from tests.core.sim import SimEditor, SimServer, deliver_one, settle
 
 ALPHABET = st.sampled_from(["a", "b", " ", "\n", "é", "中", "😀", "x", "(", "\r\n"])
@@ -105,11 +105,23 @@ def _check_common(editor: SimEditor, server: SimServer) -> list:
         assert editor.user_touched_region
     if editor.user_touched_region:
         # whether the session saw it streaming (Conflict) or after its last edit (Finished), no edit of
-        # ours landed after the user's and the rewrite can no longer be reverted over their text
+        # ours landed after the user's
         assert editor.applied_after_conflict == 0
         assert server.session.dirty
-        assert server.session.revert() is not None
     return evs
+
+
+def _check_revert(editor: SimEditor, server: SimServer, original: str) -> None:
+    """A revert is always possible: the original selection comes back exactly where the region is now,
+    and the text around it (the user's typing outside included) stays."""
+    region = server.session.region
+    before = editor.text
+    assert server.session.revert() is None
+    settle(editor, server)
+    (ev,) = server.session.pop_events()
+    assert isinstance(ev, Reverted), ev
+    assert editor.text == before[: region.start] + original + before[region.end :] == server.doc.text
+    assert ("dropped" in ev.reason) == server.session.dirty
 
 
 @SETTINGS
@@ -129,18 +141,16 @@ def test_replace_mode_matches_reference(sc, behaviour, enc):
     if isinstance(evs[0], Finished) and not editor.user_touched_region:
         full = _expected_line_ends(editor, text, "".join(answer))
         assert full.count("a") == "".join(answer).count("a")  # one copy of the answer, never repeated
-        # the region: our characters, plus the selection's if the answer began with it (that first edit
-        # changed nothing, so it was never sent)
+        # the region: our characters, plus the selection's where the answer kept them (edits are minimal)
         region = [(c, t) for c, t in zip(editor.text, editor.tags) if t in "MS"]
         written = "".join(c for c, _ in region)
-        kept = "".join(c for c, t in region if t == "S")
-        assert kept in ("", text[a:b]) and "".join(t for _, t in region).lstrip("S").count("S") == 0
-        assert written == (full or text[a:b])
+        assert written == (full or text[a:b])  # exactly the answer (an empty one keeps the code)
         if full:
             spots = [i for i, t in enumerate(editor.tags) if t in "MS"]
             assert spots == list(range(spots[0], spots[-1] + 1)), "the answer is not contiguous"
         outside = "".join(c for c, t in zip(editor.text, editor.tags) if t in "oU")
         assert len(outside) + len(written) == len(editor.text)
+    _check_revert(editor, server, text[a:b])  # whatever the outcome
 
 
 @SETTINGS
@@ -170,3 +180,4 @@ def test_diff_mode_matches_reference(sc, behaviour, enc, data):
         equal = sum(len(old_lines[i]) + len(eol) for tag, i1, i2, _, _ in matcher.get_opcodes() if tag == "equal"
                     for i in range(i1, i2))
         assert editor.tags.count("S") >= equal
+    _check_revert(editor, server, text[a:b])  # whatever the outcome

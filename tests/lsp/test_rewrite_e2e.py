@@ -23,6 +23,14 @@ async def start(ed: Editor, gw: Gateway, **settings) -> None:
     await ed.start({"endpoint": gw.url, "model": "scripted", **settings})
 
 
+def assert_streamed_then_old(mid: str, old: str) -> None:
+    """A stopped rewrite leaves the answer so far, then the old text it has not passed yet: here `old` is a
+    selection inside one line, passed once the answer completes its first line."""
+    part = mid[: -len(old)] if mid.endswith(old) and "\n" not in mid[: -len(old)] else mid
+    assert ANSWER.startswith(part), mid
+    assert (part != mid) == ("\n" not in part), mid  # the old text is still there until its line is passed
+
+
 async def rewrite_under_way(ed: Editor, gw: Gateway, text: str, selection: str) -> str:
     """Start `ed` on `gw`, open `text` and rewrite its first `selection`; the id, once two edits have landed."""
     await start(ed, gw)
@@ -77,6 +85,19 @@ async def test_typing_inside_the_region_stops_with_conflict_and_keeps_the_text(e
     assert "USER" in text_after and text_after.startswith("a = 1\n") and text_after.endswith("\nz = 2\n")
     assert editor.applied <= snapshot_applied + 1  # at most the batch already in flight
     assert any("stopped" in m.message for m in editor.client.messages)
+    assert "TARGET" in text_after.replace("USER", "")  # the old code is not gone before the answer passed it
+
+
+async def test_revert_after_typing_inside_brings_the_original_back_and_says_what_was_dropped(editor, tmp_path):
+    async with Gateway(ANSWER, tmp_path, rate=300) as gw:
+        rid = await rewrite_under_way(editor, gw, "a = 1\nTARGET\nz = 2\n", "TARGET")
+        editor.type(URI, 6 + 3, 6 + 3, "USER")
+        assert (await editor.outcome(rid))["outcome"] == "conflict"
+        editor.type(URI, 0, 0, "# typed above\n")
+        reverted = await editor.command("flowedit.revert", {"uri": URI})
+    assert reverted["reverted"] is True and reverted["dropped_typing"] is True, reverted
+    assert editor.text(URI) == "# typed above\na = 1\nTARGET\nz = 2\n"
+    assert any("dropped" in m.message for m in editor.client.messages)
 
 
 async def test_interrupt_then_no_more_edits(editor, tmp_path):
@@ -94,7 +115,8 @@ async def test_interrupt_then_no_more_edits(editor, tmp_path):
     assert outcome["outcome"] == "finished", outcome
     assert editor.applied == applied_at_ack + outcome["edits_applied"]  # the later rewrite's edits, no others
     assert editor.text(URI) == text_at_ack.replace("\ny = 2\n", "\ny = 3\n")
-    assert text_at_ack.endswith("\ny = 2\n") and ANSWER.startswith(text_at_ack[4:-len("\ny = 2\n")])
+    assert text_at_ack.endswith("\ny = 2\n")
+    assert_streamed_then_old(text_at_ack[4 : -len("\ny = 2\n")], "OLD")
 
 
 async def test_redirect_then_revert(editor, tmp_path):
@@ -133,7 +155,8 @@ async def test_socket_drop_mid_stream_then_next_rewrite_reconnects(editor, tmp_p
         assert outcome["outcome"] == "failed"
         assert "connection" in outcome["reason"]
         text = editor.text(URI)
-        assert text.endswith("\nb = 2\n") and ANSWER.startswith(text[4 : -len("\nb = 2\n")])
+        assert text.endswith("\nb = 2\n")
+        assert_streamed_then_old(text[4 : -len("\nb = 2\n")], "OLD")
         assert any("connection" in m.message for m in editor.client.messages)
         # the next rewrite opens a new socket by itself and completes
         rid2 = await editor.rewrite(URI, 0, 1, mode="replace")
@@ -310,7 +333,9 @@ async def test_a_new_rewrite_of_the_same_code_replaces_the_running_one(editor, t
     assert final.startswith("a = 1\n" + ANSWER) and final.endswith("\nz = 2\n")
     selected = text[6:end]
     landed = final[len("a = 1\n" + ANSWER) : -len("\nz = 2\n")]
-    assert ANSWER.startswith(selected + landed)
+    # an edit that landed just after the selection stays after the new answer (only when the first answer
+    # had passed all of the old text: before that, its edits fell inside the selection and were replaced)
+    assert landed == "" or ANSWER.startswith(selected + landed)
 
 
 async def test_an_answer_cut_by_max_output_tokens_fails_instead_of_finishing(tmp_path):
@@ -326,4 +351,5 @@ async def test_an_answer_cut_by_max_output_tokens_fails_instead_of_finishing(tmp
     assert outcome["outcome"] == "failed" and "max_output_tokens" in outcome["reason"], outcome
     assert outcome["tokens"] == 10
     text = ed.text(URI)
-    assert text.endswith("\nb = 2\n") and ANSWER.startswith(text[4 : -len("\nb = 2\n")])  # what landed stays
+    assert text.endswith("\nb = 2\n")
+    assert_streamed_then_old(text[4 : -len("\nb = 2\n")], "OLD")  # what landed stays, the rest of the old too

@@ -4,7 +4,8 @@ Path: Chromium ⇄ code-server (VS Code 1.100.3) ⇄ the FlowEdit VSIX (vscode-l
 `python -m flowedit.cli lsp` over stdio ⇄ one WebSocket ⇄ `flowedit serve` (the scripted model stand-in).
 Builds and packages the extension (`npm run package`), installs the VSIX into a fresh code-server
 profile, resets the workspace fixture, and runs client-vscode/e2e/e2e.js, which drives the page through
-the steps of issue 5 and saves screenshots under test-output/vscode/shots/.
+the steps of issue 5, then a rewrite in a one-line file of a CRLF buffer and ghost text after an auto-closed
+bracket, and saves screenshots under test-output/vscode/shots/.
 
 Skipped unless FLOWEDIT_VSCODE_E2E=1; with it set, anything missing is a failure. The tools come from
 `bash client-vscode/ci/setup.sh` (Debian chromium, npm dependencies, code-server).
@@ -58,6 +59,31 @@ ANSWER = (
 REWRITE_RATE, REWRITE_FIRST_TOKEN_MS = 10, 300  # 53 tokens ≈ 5.6 s: slow enough to watch it land
 GHOST_ANSWER = "total([4, 5, 6]) + FLOWEDIT_GHOST"
 INSTRUCTION = "Use clearer names and add a docstring"
+
+# 6: a one-line file (no line break at all) in a CRLF buffer; part of the line is rewritten into many lines
+ONE_LINE_FIXTURE = "one_line_crlf.py"
+ONE_LINE = "total = compute(1, 2)  # FlowEdit one-line CRLF fixture: this comment stays after the call"
+ONE_LINE_SELECTED = "compute(1, 2)"
+CRLF_ANSWER = (  # ≈ 200 characters; the model writes \n, VS Code writes each break in the buffer's \r\n
+    "compute(\n"
+    "    first=1,\n"
+    "    second=2,\n"
+    "    # both arguments by name, so that the call reads on its own\n"
+    "    strict=True,\n"
+    '    label="the sum of the first two",\n'
+    "    timeout_s=2.5,\n"
+    "    retries=0,\n"
+    ")"
+)
+CRLF_RATE, CRLF_FIRST_TOKEN_MS = 30, 200
+CRLF_INSTRUCTION = "Pass the arguments by name"
+
+# 7: VS Code auto-closes the `(` typed at the end of the last line; the suggestion types the `)` again
+AUTO_CLOSE_FIXTURE = "cart.py"
+AUTO_CLOSE_ORIGINAL = '# FlowEdit e2e fixture: auto-closed brackets\nclass Cart:\n    """Things to buy."""\n\n    '
+AUTO_CLOSE_TYPED = "def add("
+AUTO_CLOSE_ANSWER = "self, item) -> None:"
+AUTO_CLOSE_LINE = "    def add(self, item) -> None:"
 
 QUIET = {
     "security.workspace.trust.enabled": False, "workbench.startupEditor": "none", "telemetry.telemetryLevel": "off",
@@ -175,6 +201,8 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     for d in ("ws", "ud/User", "ext", "shots", "xdg"):
         (OUT / d).mkdir(parents=True, exist_ok=True)
     (OUT / "ws" / FIXTURE).write_text(ORIGINAL, encoding="utf-8")
+    (OUT / "ws" / ONE_LINE_FIXTURE).write_bytes(ONE_LINE.encode())  # no line break at all
+    (OUT / "ws" / AUTO_CLOSE_FIXTURE).write_bytes(AUTO_CLOSE_ORIGINAL.encode())
 
     timings["build_s"] = await _run(["npm", "run", "package"], CLIENT, OUT / "build.log", 300)
     env = _clean_env()
@@ -186,8 +214,14 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     start = len("".join(ORIGINAL.splitlines(True)[:FROM_LINE]))
     end = len("".join(ORIGINAL.splitlines(True)[:TO_LINE]))
     tokens = len(tokenize(ANSWER))
+    crlf_start = ONE_LINE.index(ONE_LINE_SELECTED)
+    crlf_end = crlf_start + len(ONE_LINE_SELECTED)
+    crlf_expected = ONE_LINE[:crlf_start] + CRLF_ANSWER.replace("\n", "\r\n") + ONE_LINE[crlf_end:]
+    auto_close_expected = AUTO_CLOSE_ORIGINAL.rsplit("\n", 1)[0] + "\n" + AUTO_CLOSE_LINE
     async with Gateway(GHOST_ANSWER, tmp_path, rate=0) as ghost_gw, \
-               Gateway(ANSWER, tmp_path, rate=REWRITE_RATE, first_token_ms=REWRITE_FIRST_TOKEN_MS) as rewrite_gw:
+               Gateway(ANSWER, tmp_path, rate=REWRITE_RATE, first_token_ms=REWRITE_FIRST_TOKEN_MS) as rewrite_gw, \
+               Gateway(CRLF_ANSWER, tmp_path, rate=CRLF_RATE, first_token_ms=CRLF_FIRST_TOKEN_MS) as crlf_gw, \
+               Gateway(AUTO_CLOSE_ANSWER, tmp_path, rate=0) as auto_close_gw:
         base = {**QUIET, "flowedit.server.python": sys.executable, "flowedit.model": "scripted"}
         settings_file = OUT / "ud" / "User" / "settings.json"
         settings_file.write_text(json.dumps({**base, "flowedit.endpoint": ghost_gw.url}, indent=2))
@@ -199,7 +233,28 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
             "instruction": INSTRUCTION, "presetTitle": "Fix bugs", "escapeAfterStates": 8,
             "ghostTyped": "answer = ", "ghostMarker": "FLOWEDIT_GHOST",
             "rewriteSettings": {**base, "flowedit.endpoint": rewrite_gw.url, "flowedit.inline.enabled": False},
+            "crlf": {
+                "name": ONE_LINE_FIXTURE, "file": str(OUT / "ws" / ONE_LINE_FIXTURE),
+                "fileUri": (OUT / "ws" / ONE_LINE_FIXTURE).as_uri(), "marker": "FlowEdit one-line CRLF fixture",
+                "original": ONE_LINE, "selection": {"start": crlf_start, "end": crlf_end},
+                "expected": crlf_expected,
+                "instruction": CRLF_INSTRUCTION,
+                # files.eol is the EOL of new files and of files without a line break
+                "settings": {**base, "flowedit.endpoint": crlf_gw.url, "flowedit.inline.enabled": False,
+                             "files.eol": "\r\n"},
+            },
+            "autoClose": {
+                "name": AUTO_CLOSE_FIXTURE, "file": str(OUT / "ws" / AUTO_CLOSE_FIXTURE),
+                "fileUri": (OUT / "ws" / AUTO_CLOSE_FIXTURE).as_uri(), "marker": "auto-closed brackets",
+                "line": AUTO_CLOSE_ORIGINAL.count("\n"), "typed": AUTO_CLOSE_TYPED,
+                "autoClosedLine": AUTO_CLOSE_ORIGINAL.rsplit("\n", 1)[1] + AUTO_CLOSE_TYPED + ")",
+                # VS Code shows the text before the `)` and the text after it as two pieces of ghost text
+                "ghostParts": AUTO_CLOSE_ANSWER.split(")"), "expectedLine": AUTO_CLOSE_LINE,
+                "expected": auto_close_expected,
+                "settings": {**base, "flowedit.endpoint": auto_close_gw.url},
+            },
             "trace": str(OUT / "trace.jsonl"), "shots": str(OUT / "shots"), "results": str(OUT / "results.json"),
+            "logs": str(OUT / "ud" / "logs"),
             "chromium": CHROMIUM,
         }
         (OUT / "config.json").write_text(json.dumps(config, indent=2))
@@ -225,7 +280,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
 
     steps = results["steps"]
     failed = {name: s.get("error", s) for name, s in steps.items() if not s.get("ok")}
-    expected = {"1-ghost-text", "2-rewrite", "4-revert", "3-escape", "5-status"}
+    expected = {"1-ghost-text", "2-rewrite", "4-revert", "3-escape", "5-status", "6-crlf-one-line", "7-auto-close"}
     assert not failed and expected <= steps.keys(), (
         f"steps failed or missing: {json.dumps(failed, indent=2)[:4000]}\nmissing: {expected - steps.keys()}\n"
         f"see {OUT} (e2e.log, shots/, trace.jsonl, log-*.log)")
@@ -236,6 +291,21 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     assert config["expected"] in texts and texts[-1] == ORIGINAL
     assert steps["2-rewrite"]["intermediateStates"] >= 3
     assert steps["1-ghost-text"]["partialAccept"], "accept-word was not forwarded as a partial accept"
+    # 6: the answer once, in CRLF, in the editor and on disk; finished. On the way, never more than the
+    # answer and the text it replaces (the answer inserted again and again is)
+    crlf = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["crlf"]["fileUri"]]
+    assert crlf and crlf[-1] == crlf_expected, crlf[-1:]
+    assert max(map(len, crlf)) <= len(crlf_expected) + len(ONE_LINE_SELECTED), max(crlf, key=len)[:2000]
+    assert all("\n" not in t.replace("\r\n", "") for t in crlf)
+    assert (OUT / "ws" / ONE_LINE_FIXTURE).read_bytes() == crlf_expected.encode()
+    assert steps["6-crlf-one-line"]["bufferEol"] == "CRLF"
+    server_log = "".join(f.read_text(errors="replace") for f in OUT.glob("log-*FlowEdit.log"))
+    assert f"rewrite {steps['6-crlf-one-line']['id']} ended: Finished" in server_log
+    # 7: one `)`
+    typed = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["autoClose"]["fileUri"]]
+    assert config["autoClose"]["autoClosedLine"] in typed[-2].split("\n"), typed[-2:]
+    assert typed[-1] == auto_close_expected, typed[-2:]
     shots = sorted(p.name for p in (OUT / "shots").glob("*.png"))
-    for step in ("1-ghost", "2-rewrite", "4-reverted", "3-escape", "5-status"):
+    for step in ("1-ghost", "2-rewrite", "4-reverted", "3-escape", "5-status", "6-crlf-rewritten", "7-auto-close-ghost",
+                 "7-auto-close-accepted"):
         assert any(step in s for s in shots), (step, shots)

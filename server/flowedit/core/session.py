@@ -17,16 +17,23 @@ most one batch is ever in flight and deltas that arrive meanwhile are coalesced 
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field, replace
 
 from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Mode, Reverted,
                                   RevertFailed, SessionEvent, SessionLimits, State)
 from flowedit.core.diffstream import Block, DiffFormatError, DiffStream, Hunk
-from flowedit.core.linediff import block_change
+from flowedit.core.linediff import block_change, minimal_change
 from flowedit.core.region import Region
 from flowedit.core.text import LINE_ENDS, Change, Document, LineEnds, compose, same_effect, with_line_ends
 
 _batch_ids = itertools.count(1)
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _line_break_ends(text: str) -> list[int]:
+    """Offsets just past each line break of `text`."""
+    return [m.end() for m in _BREAK.finditer(text)]
 
 
 @dataclass
@@ -36,6 +43,7 @@ class _InFlight:
     sent_at: float
     advance: int  # answer characters (replace mode) or blocks (diff mode) this batch writes
     epoch: int
+    final: bool = False  # replace mode: it also removes what is left of the old text
     acked: bool | None = None  # None: no answer yet
     echoed: bool = False
     dead: bool = False  # overtaken by another change: it was not (and will not be) applied
@@ -55,13 +63,16 @@ class RewriteSession:
     def __post_init__(self) -> None:
         self.original = self.doc.text[self.region.start : self.region.end]
         self.state = State.STREAMING
-        self.dirty = False  # the user edited inside the region: revert would lose their text
+        self.dirty = False  # the user edited inside the region: a revert drops what they typed there
         self.events: list[SessionEvent] = []
         self.batches_sent = 0
         self.batches_applied = 0
         self._answer = ""  # replace mode: the current answer's text received so far
         self._written = 0  # replace mode: how much of it is in the document
-        self._replaced = False  # replace mode: the first batch replaced the region
+        self._old = self.original  # replace mode: the text the answer replaces, line by line as it passes
+        self._old_ends = _line_break_ends(self._old)
+        self._old_at_line_start = self._at_line_start(self.region.start)
+        self._tail_gone = False  # replace mode: what was left of the old text is removed
         self._diff, self._diff_blank = DiffStream(), True
         self._blocks: list[tuple[int, Block]] = []  # (hunk number, block) in order
         self._hunks = 0
@@ -128,7 +139,10 @@ class RewriteSession:
             raise RuntimeError(f"cannot redirect a session that is {self.state.value}")
         self._epoch += 1  # a batch still in flight belongs to the old answer
         self._refused, self._refusals, self._line_ends = None, 0, LineEnds(self._eol)
-        self._answer, self._written, self._replaced = "", 0, False
+        self._answer, self._written, self._tail_gone = "", 0, False
+        self._old = self.doc.text[self.region.start : self.region.end]  # the partial answer is passed in turn
+        self._old_ends = _line_break_ends(self._old)
+        self._old_at_line_start = self._at_line_start(self.region.start)
         self._diff, self._diff_blank = DiffStream(), True
         self._blocks, self._applied_blocks, self._line_shift, self._hunks = [], 0, 0, 0
         self._model_done = False
@@ -181,12 +195,12 @@ class RewriteSession:
     def _learn_eol(self, flight: _InFlight, as_applied: Change, eol: str) -> None:
         """The editor writes line breaks as `eol`: the batch in flight landed as `as_applied`."""
         if self.mode is Mode.REPLACE and not flight.batch.revert:
-            old = self._answer
+            old, w = self._answer, self._written
             region, written, *rest = flight.snapshot
-            self._written = len(with_line_ends(old[: self._written], eol))
+            self._written = len(with_line_ends(old[:w], eol))
+            flight.advance = len(with_line_ends(old[w : w + flight.advance], eol))
             flight.snapshot = (region, len(with_line_ends(old[:written], eol)), *rest)
             self._answer = with_line_ends(old, eol)
-            flight.advance = len(as_applied.text)
         flight.batch = replace(flight.batch, change=as_applied)
         self._eol = self._line_ends.eol = eol
 
@@ -207,7 +221,8 @@ class RewriteSession:
         moved = self.region.rebase_through(change)
         if moved is None:
             self.dirty = True
-            self.region = Region(self.region.start, max(self.region.start, self.region.end + change.delta))
+            start = self._off_crlf(self.region.start)
+            self.region = Region(start, max(start, self._off_crlf(self.region.end + change.delta)))
             if self.state in (State.STREAMING, State.STOPPING):
                 self._stop(Conflict("you edited inside the region being rewritten; the rewrite stopped there"),
                            force=True)
@@ -272,8 +287,6 @@ class RewriteSession:
             return "the rewrite is still running; interrupt it first"
         if self.state in (State.REVERTING, State.REVERTED):
             return "this rewrite was already reverted"
-        if self.dirty:
-            return "you edited inside the rewritten region since; reverting would lose your edits"
         if self not in self.doc.observers:
             return "the document was closed since"
         self.state = State.REVERTING
@@ -300,12 +313,13 @@ class RewriteSession:
             self._refused = None  # nothing to resend: no retry timer either
             return None
         batch = EditBatch(next(_batch_ids), self.doc.uri, self._version, change, revert=self.state is State.REVERTING)
+        final = self.mode is Mode.REPLACE and self.state is State.STREAMING and self._model_done and bool(self._answer)
         self._inflight = _InFlight(batch, self.doc.text[change.start : change.end], now, advance, self._epoch,
-                                   snapshot=self._bookkeeping())
+                                   final=final, snapshot=self._bookkeeping())
         if self._inflight.before == change.text:
             # a no-op: an editor applies it without reporting any change, so never send it; it is done
             self._inflight.acked, self._inflight.echoed = True, True
-            self._on_applied(self._inflight)
+            self._on_applied(self._inflight, sent=False)
             self._resolve()
             return self.poll(now)
         self._classifying, self._probe = True, []
@@ -335,11 +349,18 @@ class RewriteSession:
             return Change(r.start, r.end, self.original), 0
         if self.mode is Mode.REPLACE:
             tail = self._answer[self._written :]
-            if not tail:
+            final = self._model_done and bool(self._answer)  # an empty answer keeps the code
+            if not tail and (self._tail_gone or not final):
                 return None, 0
-            if not self._replaced:
-                return Change(r.start, r.end, tail), len(tail)
-            return Change(r.end, r.end, tail), len(tail)
+            gap, rest = self._layout(self._answer, final)
+            now_gap, now_rest = self._layout(self._answer[: self._written], self._tail_gone)
+            written = self._answer[: self._written]
+            if self.doc.text[r.start : r.end] == written + now_gap + now_rest:  # a C-speed check
+                # only the seam between the answer and the old text changes: a small window to trim
+                change = Change(r.start + len(written), r.end - len(rest), tail + gap)
+            else:  # (never seen: the region holds something else) the whole region, trimmed
+                change = Change(r.start, r.end, self._answer + gap + rest)
+            return minimal_change(self.doc.text, change), len(tail)
         if self._applied_blocks >= len(self._blocks):
             return None, 0
         number, block = self._blocks[self._applied_blocks]
@@ -349,39 +370,66 @@ class RewriteSession:
             self._stop(Failed(f"hunk {number} of the model's diff does not apply: {exc}"), force=True)
             return None, 0
 
+    def _off_crlf(self, offset: int) -> int:
+        """`offset`, moved past the LF if it fell between a CR and its LF (no LSP position names that)."""
+        text = self.doc.text
+        return offset + 1 if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n" else offset
+
+    def _at_line_start(self, offset: int) -> bool:
+        return offset == 0 or self.doc.text[offset - 1] in "\r\n"
+
+    def _layout(self, written: str, final: bool) -> tuple[str, str]:
+        """What follows `written` in the region: (a line break or nothing, the old text not passed yet).
+
+        The user's code is never gone before the answer has replaced it: the answer's n-th complete line
+        passes the old text's n-th line, which goes; a partial line of the answer keeps its own line
+        (a line break before the rest of the old text) until the answer completes it. The final batch
+        removes what is left."""
+        if final:
+            return "", ""
+        lines = written.count(self._eol)
+        ends = self._old_ends
+        passed = 0 if lines == 0 else ends[lines - 1] if lines <= len(ends) else len(self._old)
+        rest = self._old[passed:]
+        on_its_line = passed > 0 or self._old_at_line_start  # else the old text goes on the line's tail
+        gap = self._eol if written and rest and on_its_line and not written.endswith(self._eol) else ""
+        return gap, rest
+
     def _queue_hunks(self, hunks: list[Hunk]) -> None:
         for hunk in hunks:
             self._hunks += 1
             self._blocks.extend((self._hunks, block) for block in hunk.blocks)
 
     def _bookkeeping(self) -> tuple:
-        return (self.region, self._written, self._replaced, self._line_shift, self._applied_blocks,
+        return (self.region, self._written, self._tail_gone, self._line_shift, self._applied_blocks,
                 self.batches_applied, self.dirty)
 
     def _restore(self, snapshot: tuple, same_answer: bool) -> None:
-        region, written, replaced, line_shift, applied_blocks, self.batches_applied, self.dirty = snapshot
+        region, written, tail_gone, line_shift, applied_blocks, self.batches_applied, self.dirty = snapshot
         self.region = region
         if same_answer:  # after a redirect the answer's own counters belong to the new answer
-            self._written, self._replaced, self._line_shift, self._applied_blocks = (
-                written, replaced, line_shift, applied_blocks)
+            self._written, self._tail_gone, self._line_shift, self._applied_blocks = (
+                written, tail_gone, line_shift, applied_blocks)
 
-    def _on_applied(self, flight: _InFlight) -> None:
+    def _on_applied(self, flight: _InFlight, *, sent: bool = True) -> None:
         change = flight.batch.change
-        self.batches_applied += 1
-        self._refusals = 0
-        self._races = 0
-        self._refused = None
+        if sent:  # a no-op is done without being sent: it proves nothing about the editor
+            self.batches_applied += 1
+            self._refusals = 0
+            self._races = 0
+            self._refused = None
         if flight.batch.revert:
             self.region = Region(self.region.start, self.region.start + len(self.original))
             self.state = State.REVERTED
-            self.events.append(Reverted("the original text is back"))
+            self.events.append(Reverted("the original text is back" + (
+                "; what you typed inside the rewritten region was dropped" if self.dirty else "")))
             return
         self.region = self.region.grow(change.delta)  # every batch lies inside the region
         if flight.epoch != self._epoch:
             return
         if self.mode is Mode.REPLACE:
-            self._replaced = True
             self._written += flight.advance
+            self._tail_gone = self._tail_gone or flight.final
         else:
             _, block = self._blocks[self._applied_blocks]
             self._line_shift += len(block.new) - len(block.old)
@@ -406,8 +454,8 @@ class RewriteSession:
 
     def _maybe_finish(self) -> None:
         if self.state is State.STREAMING and self._model_done and self._inflight is None:
-            done = (self._written >= len(self._answer)) if self.mode is Mode.REPLACE \
-                else self._applied_blocks >= len(self._blocks)
+            done = (self._written >= len(self._answer) and (self._tail_gone or not self._answer)) \
+                if self.mode is Mode.REPLACE else self._applied_blocks >= len(self._blocks)
             if done:
                 self._end(Finished("the whole answer is in the document"))
 

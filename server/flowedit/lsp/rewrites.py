@@ -186,7 +186,8 @@ class Rewrites:
         self.pump(run)
         await run.reverted.wait()
         ok = isinstance(run.revert_outcome, Reverted)
-        return {"id": run.id, "reverted": ok, "reason": run.revert_outcome.reason if run.revert_outcome else ""}
+        return {"id": run.id, "reverted": ok, "reason": run.revert_outcome.reason if run.revert_outcome else "",
+                "dropped_typing": ok and run.session.dirty}
 
     def _prune(self, keep: int = 100) -> None:
         """Forget the oldest finished runs (a long editing day must not grow memory without bound)."""

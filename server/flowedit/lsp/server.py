@@ -233,6 +233,8 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         result = await ls.rewrites.revert(parse(RevertArgs, args).uri)
         if not result["reverted"]:
             ls.show_warning(f"FlowEdit cannot revert: {result['reason']}")
+        elif result.get("dropped_typing"):
+            ls.show_warning(f"FlowEdit: {result['reason']}")  # say plainly what the revert did not keep
         return result
 
     @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
