@@ -8,7 +8,10 @@ habits of real clients that docs/editors.md records:
 - "nvim07" (Neovim 0.7.2): silently skips an edit older than its buffer while answering `applied: true`,
   versions jump by several ticks, didChange is debounced (150 ms) and merges our edits with the user's typing;
 - "vscode-minimal": like "vscode", but reports each applied edit as its minimal pieces (VS Code 1.100
-  turns one replace into a character diff: several changes in one didChange).
+  turns one replace into a character diff: several changes in one didChange);
+- "eglot" (Emacs 28 + Eglot 1.9): reports changes only from an idle timer (here: `flush`), so nothing
+  while the user types; its version moves at change time, and it refuses an edit for an older version
+  ("Edits on 'x.py' require version 11, you have 12") — a refusal the server is told is stale.
 With `buffer_eol` set, the editor writes every line break it inserts (ours or the user's) as that EOL,
 as VS Code does with its buffer's EOL — also in a one-line file, where the text shows no line end.
 Positions cross the wire as LSP (line, character) in the negotiated encoding, computed here
@@ -151,7 +154,7 @@ class SimEditor:
             if self.behaviour == "nvim07" and version < self.version:
                 self.outbox.append(("ack", batch_id, True))  # skipped, but says applied
                 return
-            self.outbox.append(("ack", batch_id, False))
+            self.outbox.append(("ack", batch_id, False, self.behaviour == "eglot"))
             return
         start = lsp_offset(self.text, *wc.start, self.enc)
         end = lsp_offset(self.text, *wc.end, self.enc)
@@ -207,11 +210,11 @@ def deliver_one(editor: SimEditor, server: SimServer) -> bool:
     """Deliver one client->server message; False if none."""
     if not editor.outbox:
         return False
-    kind, a, b = editor.outbox.popleft()
+    kind, a, b, *stale = editor.outbox.popleft()
     if kind == "change":
         server.did_change(a, b)
     else:
-        server.session.acknowledge(a, b, server.now)
+        server.session.acknowledge(a, b, server.now, stale=bool(stale and stale[0]))
     server.pump()
     return True
 

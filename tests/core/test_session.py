@@ -246,7 +246,7 @@ def test_refusals_explained_by_typing_do_not_exhaust_the_retry_budget():
         assert len(server.inbox) == 1  # an edit against the version the server knows
         editor.user_edit(0, 0, "k")  # a keystroke lands first: the edit is refused as stale
         editor.receive(*server.inbox.popleft())
-        assert editor.outbox[-1] == ("ack", editor.outbox[-1][1], False)
+        assert editor.outbox[-1][::2] == ("ack", False)
         deliver_one(editor, server)  # VS Code's answer overtakes its delayed didChange
         editor.flush()
         deliver_one(editor, server)  # now the newer version arrives
@@ -406,3 +406,50 @@ def test_any_stop_leaves_the_streamed_part_then_the_rest_of_the_old_code_and_rev
     settle(editor, server)
     assert kinds(server) == [Reverted]
     assert editor.text == "# typed meanwhile\n" + text == server.doc.text
+
+
+def test_eglot_refusing_every_edit_while_the_user_types_does_not_kill_the_stream():
+    """Eglot reports nothing while the user types (its idle timer restarts at every key) and refuses each
+    edit for its older version. That is no failure: the answer is buffered, and lands once it reports."""
+    text = "top = 1\n" + OLD + "# after\n"
+    editor, server = make(text, OLD, "eglot")
+    pieces = [NEW[i : i + 3] for i in range(0, len(NEW), 3)]
+    for i, piece in enumerate(pieces):  # 80 ms a key for 8 s, a piece of the answer every key
+        editor.user_edit(0, 0, "k")  # above the region, never reported while typing goes on
+        server.session.delta(piece)
+        server.now += 0.08
+        server.pump()
+        while server.inbox:
+            editor.receive(*server.inbox.popleft())
+        while editor.outbox:
+            deliver_one(editor, server)
+    for _ in range(100 - len(pieces)):
+        editor.user_edit(0, 0, "k")
+        server.now += 0.08
+        server.pump()
+        while server.inbox:
+            editor.receive(*server.inbox.popleft())
+        while editor.outbox:
+            deliver_one(editor, server)
+    assert kinds(server) == []  # still streaming
+    assert editor.text == "k" * 100 + text  # nothing landed: every edit was for an older version
+    final, outcome = finish(editor, server)  # the user pauses: Eglot reports, the answer lands at once
+    assert (final, outcome) == ("k" * 100 + text.replace(OLD, NEW), [Finished])
+
+
+def test_an_editor_that_refuses_for_an_older_version_forever_ends_the_rewrite_with_a_reason():
+    editor, server = make("top\nSEL\n", "SEL", "eglot")
+    server.session.delta("answer")
+    for _ in range(400):  # 40 s of typing with no report at all
+        editor.user_edit(0, 0, "k")
+        server.now += 0.1
+        server.pump()
+        while server.inbox:
+            editor.receive(*server.inbox.popleft())
+        while editor.outbox:
+            deliver_one(editor, server)
+        if server.session.events:
+            break
+    (failed,) = events(server)
+    assert isinstance(failed, Failed) and "older version" in failed.reason
+    assert editor.text.endswith("top\nSEL\n")  # the user's code is untouched

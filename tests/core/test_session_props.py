@@ -13,7 +13,7 @@ from tests.core.sim import SimEditor, SimServer, deliver_one, settle
 
 ALPHABET = st.sampled_from(["a", "b", " ", "\n", "é", "中", "😀", "x", "(", "\r\n"])
 WORDS = st.lists(ALPHABET, min_size=1, max_size=6).map("".join)
-BEHAVIOURS = st.sampled_from(["pytest-lsp", "vscode", "vscode-minimal", "nvim07"])
+BEHAVIOURS = st.sampled_from(["pytest-lsp", "vscode", "vscode-minimal", "nvim07", "eglot"])
 ENCODINGS = st.sampled_from(["utf-8", "utf-16", "utf-32"])
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

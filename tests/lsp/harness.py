@@ -6,6 +6,10 @@ sends the didChange echo before its answer like pytest-lsp does, and can be told
 With `behaviour="nvim07"` it imitates Neovim 0.7.2 instead: versions jump by several ticks, a stale
 versioned edit is silently skipped yet answered `applied: true`, and didChange is debounced by 150 ms,
 merging our edits and the user's typing into one notification (docs/editors.md).
+With `behaviour="eglot"` it imitates Emacs 28 + Eglot 1.9: didChange only from an idle timer (0.5 s
+after the last change, restarted by every change, and before its own requests), versions moving at
+change time, and an edit for an older version answered with Eglot's error ("Edits on ... require
+version N, you have M").
 Positions are computed with the independent arithmetic of tests/core/sim.py.
 Tests wait for what the editor has seen with `Editor.wait_until`, never with a sleep.
 """
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar, Union
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInternalError
 from pytest_lsp import make_test_lsp_client
 
 from tests.core.sim import lsp_offset, lsp_position
@@ -73,6 +78,8 @@ class Editor:
     pending: list = field(default_factory=list)
     flush_handle: Any = None
     skipped: int = 0
+    eglot_idle_s: float = 0.5  # eglot-send-changes-idle-time
+    before_next_apply: Any = None  # called once as the next applyEdit arrives: the user's key got there first
     client: Any = None
     docs: dict[str, ClientDoc] = field(default_factory=dict)
     refuse: bool = False
@@ -164,6 +171,13 @@ class Editor:
     def _changed(self, doc: ClientDoc, rng: lsp.Range, new: str) -> None:
         """Report a change of the client's document the way the imitated editor does."""
         change = lsp.TextDocumentContentChangePartial(range=rng, text=new)
+        if self.behaviour == "eglot":
+            doc.version += 1
+            self.pending.append((doc, change))
+            if self.flush_handle is not None:
+                self.flush_handle.cancel()  # the idle timer restarts at every change
+            self.flush_handle = asyncio.get_running_loop().call_later(self.eglot_idle_s, self.flush)
+            return
         if self.behaviour != "nvim07":
             doc.version += 1
             self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
@@ -188,6 +202,9 @@ class Editor:
                 content_changes=[c for d, c in pending if d.uri == uri]))
 
     def _apply(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        if self.before_next_apply is not None:
+            hook, self.before_next_apply = self.before_next_apply, None
+            hook()
         if self.refuse:
             self.refused += 1
             return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason="refused by the test")
@@ -198,6 +215,9 @@ class Editor:
                     self.skipped += 1  # "Buffer ... newer than edits": skipped, yet reported applied
                     return lsp.ApplyWorkspaceEditResult(applied=True)
                 self.refused += 1
+                if self.behaviour == "eglot":
+                    raise JsonRpcInternalError(f"Edits on `{doc.uri}' require version "
+                                               f"{change.text_document.version}, you have {doc.version}")
                 return lsp.ApplyWorkspaceEditResult(applied=False)
             for edit in change.edits:
                 self.edit_log.append((doc.uri, edit))
@@ -240,6 +260,8 @@ class Editor:
 
     # ------------------------------------------------------------------ commands
     async def command(self, name: str, arg: dict[str, Any]) -> Any:
+        if self.behaviour == "eglot":
+            self.flush()  # Eglot sends what it holds before a request of its own
         return await self.client.workspace_execute_command_async(
             lsp.ExecuteCommandParams(command=name, arguments=[arg]))
 

@@ -353,3 +353,31 @@ async def test_an_answer_cut_by_max_output_tokens_fails_instead_of_finishing(tmp
     text = ed.text(URI)
     assert text.endswith("\nb = 2\n")
     assert_streamed_then_old(text[4 : -len("\nb = 2\n")], "OLD")  # what landed stays, the rest of the old too
+
+
+async def test_eglot_typing_above_a_stream_holds_it_and_it_resumes_when_eglot_reports(tmp_path):
+    """Plain Eglot reports nothing while the user types (idle timer 0.5 s) and refuses every edit for its
+    older version with an error. Before, three refusals killed the rewrite with the selection half gone;
+    now the answer waits and lands once Eglot reports the typing: the text ends exact."""
+    ed = Editor(behaviour="eglot")
+    try:
+        async with Gateway(ANSWER, tmp_path, rate=300) as gw:
+            await start(ed, gw)
+            text = "top = 0\nTARGET\nbottom = 1\n"
+            ed.open(URI, text)
+            rid = await ed.rewrite(URI, 8, 14, mode="replace")
+            await ed.edits_applied(1)
+            refused_before = ed.refused
+            # the user starts typing just as an edit is on its way, and goes on for 2 s at 80 ms a key
+            ed.before_next_apply = lambda: ed.type(URI, 0, 0, "k")
+            await ed.wait_until(lambda: ed.refused > refused_before, "the first refusal")
+            for _ in range(24):
+                await asyncio.sleep(0.08)  # ok: the typist's pace (an input, not a wait)
+                ed.type(URI, 0, 0, "k")
+            held = ed.refused - refused_before
+            outcome = await ed.outcome(rid)
+    finally:
+        await ed.stop()
+    assert held >= 1, "the stream was not held by Eglot's refusals: the test did not test anything"
+    assert outcome["outcome"] == "finished", outcome
+    assert ed.text(URI) == "k" * 25 + "top = 0\n" + ANSWER + "\nbottom = 1\n"

@@ -74,6 +74,7 @@ class SessionLimits:
     max_refusals: int = 3  # consecutive `applied: false` without a newer version in between
     max_races: int = 200  # batches overtaken by the user's typing in a row, none landing in between
     refusal_retry_s: float = 0.25  # resend after a refusal even if no newer version shows up
+    stale_refusal_s: float = 30.0  # refusals "for an older version" with no change reported, before giving up
     echo_timeout_s: float = 10.0  # an applied edit the editor never reports
 
 

@@ -89,6 +89,7 @@ class RewriteSession:
         self._refusals = 0
         self._races = 0
         self._refused: tuple[int, float] | None = None  # (version, time) of the last refusal
+        self._stale: tuple[float, float, int] | None = None  # refusals "for an older version": (first, last, n)
         self._version = self.doc.version
         self._eol = self.doc.eol()
         self._line_ends = LineEnds(self._eol)
@@ -236,13 +237,14 @@ class RewriteSession:
         self._version = version
         if self._classifying and self._probe:  # the first notification after the batch did not hold it
             self._not_applied()
-        if self._refused is not None and version != self._refused[0] and self._refusals:
+        if self._refused is not None and version != self._refused[0] and (self._refusals or self._stale):
             # the refusal is explained: the user typed while the edit was on its way; that is a race
-            self._refusals = 0
+            self._refusals, self._stale = 0, None
             self._races += 1
 
-    def acknowledge(self, batch_id: int, applied: bool, now: float) -> None:
-        """The editor answered the `workspace/applyEdit` of batch `batch_id`."""
+    def acknowledge(self, batch_id: int, applied: bool, now: float, *, stale: bool = False) -> None:
+        """The editor answered the `workspace/applyEdit` of batch `batch_id`; `stale`: it refused it for
+        naming an older version than its own (Eglot, while the user types, reports nothing yet)."""
         flight = self._inflight
         if flight is None or flight.batch.id != batch_id:
             return
@@ -261,7 +263,11 @@ class RewriteSession:
                 self._resolve()
             return
         if not applied and not flight.echoed and not flight.dead:
-            self._refusals += 1
+            if stale:  # not a failure: the answer waits (buffered) for the editor to report the typing
+                first, _, count = self._stale or (now, now, 0)
+                self._stale = (first, now, count + 1)
+            else:
+                self._refusals += 1
             self._refused = (flight.batch.version, now)
             self._not_applied(race=False)
             return
@@ -306,7 +312,7 @@ class RewriteSession:
         if self.state not in (State.STREAMING, State.REVERTING):
             return None
         if self._refused is not None and self._version == self._refused[0] \
-                and now - self._refused[1] < self.limits.refusal_retry_s:
+                and now - self._refused[1] < self._retry_after():
             return None
         change, advance = self._next_change()
         if change is None:
@@ -334,7 +340,7 @@ class RewriteSession:
             return flight.sent_at + self.limits.echo_timeout_s if flight.acked and not flight.echoed else None
         if self._refused is not None and self.state in (State.STREAMING, State.REVERTING) \
                 and self._version == self._refused[0]:
-            return self._refused[1] + self.limits.refusal_retry_s
+            return self._refused[1] + self._retry_after()
         return None
 
     def pop_events(self) -> list[SessionEvent]:
@@ -369,6 +375,13 @@ class RewriteSession:
         except ValueError as exc:
             self._stop(Failed(f"hunk {number} of the model's diff does not apply: {exc}"), force=True)
             return None, 0
+
+    def _retry_after(self) -> float:
+        """Seconds before resending a refused edit when no newer version shows up: longer each time the
+        editor says its own version is newer (it will report the typing when the user pauses)."""
+        if self._stale is None:
+            return self.limits.refusal_retry_s
+        return min(self.limits.refusal_retry_s * 2 ** (self._stale[2] - 1), 2.0)
 
     def _off_crlf(self, offset: int) -> int:
         """`offset`, moved past the LF if it fell between a CR and its LF (no LSP position names that)."""
@@ -418,6 +431,7 @@ class RewriteSession:
             self._refusals = 0
             self._races = 0
             self._refused = None
+            self._stale = None
         if flight.batch.revert:
             self.region = Region(self.region.start, self.region.start + len(self.original))
             self.state = State.REVERTED
@@ -439,9 +453,13 @@ class RewriteSession:
         flight = self._inflight
         self._inflight = None
         if flight is not None and flight.dead:
+            what = "revert" if flight.batch.revert else "edit"
             if self._refusals >= self.limits.max_refusals:
-                what = "revert" if flight.batch.revert else "edit"
                 self._stop(Failed(f"the editor refused the {what} {self._refusals} times"), force=True)
+                return
+            if self._stale is not None and self._stale[1] - self._stale[0] > self.limits.stale_refusal_s:
+                self._stop(Failed(f"for {self._stale[1] - self._stale[0]:.0f} s the editor refused the {what} "
+                                  "for an older version without reporting a change"), force=True)
                 return
             if self._races > self.limits.max_races:
                 self._stop(Failed("the document kept changing under every edit"), force=True)

@@ -298,16 +298,20 @@ class Rewrites:
         self._handle_events(run)
 
     async def _apply(self, run: RewriteRun, batch_id: int, params) -> None:
+        reason = None
         try:
             result = await asyncio.wait_for(self.host.apply_edit(params), APPLY_TIMEOUT_S)
             applied = bool(result and result.applied)
             if not applied:
-                log.info("%s: editor did not apply batch %d: %s", run.id, batch_id,
-                         getattr(result, "failure_reason", None))
+                reason = getattr(result, "failure_reason", None)
+                log.info("%s: editor did not apply batch %d: %s", run.id, batch_id, reason)
         except (asyncio.TimeoutError, Exception) as exc:  # noqa: BLE001 - any failure is "not applied"
             log.warning("%s: applyEdit of batch %d failed: %r", run.id, batch_id, exc)
-            applied = False
-        run.session.acknowledge(batch_id, applied, asyncio.get_running_loop().time())
+            applied, reason = False, str(exc)
+        # Eglot answers an edit for an older version than its own with an error ("Edits on `x.py' require
+        # version 11, you have 12"): the user is typing and it has not reported it yet; not a failure
+        stale = not applied and bool(reason) and "version" in reason.lower()
+        run.session.acknowledge(batch_id, applied, asyncio.get_running_loop().time(), stale=stale)
         self.pump(run)
 
     def _handle_events(self, run: RewriteRun) -> None:
