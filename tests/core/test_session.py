@@ -408,29 +408,28 @@ def test_any_stop_leaves_the_streamed_part_then_the_rest_of_the_old_code_and_rev
     assert editor.text == "# typed meanwhile\n" + text == server.doc.text
 
 
+def _key_above(editor: SimEditor, server: SimServer, seconds: float) -> None:
+    """One key typed at the top of the document (Eglot holds it back), `seconds` later the next; what is
+    on the wire meanwhile is delivered."""
+    editor.user_edit(0, 0, "k")
+    server.now += seconds
+    server.pump()
+    while server.inbox:
+        editor.receive(*server.inbox.popleft())
+    while editor.outbox:
+        deliver_one(editor, server)
+
+
 def test_eglot_refusing_every_edit_while_the_user_types_does_not_kill_the_stream():
     """Eglot reports nothing while the user types (its idle timer restarts at every key) and refuses each
     edit for its older version. That is no failure: the answer is buffered, and lands once it reports."""
     text = "top = 1\n" + OLD + "# after\n"
     editor, server = make(text, OLD, "eglot")
     pieces = [NEW[i : i + 3] for i in range(0, len(NEW), 3)]
-    for i, piece in enumerate(pieces):  # 80 ms a key for 8 s, a piece of the answer every key
-        editor.user_edit(0, 0, "k")  # above the region, never reported while typing goes on
-        server.session.delta(piece)
-        server.now += 0.08
-        server.pump()
-        while server.inbox:
-            editor.receive(*server.inbox.popleft())
-        while editor.outbox:
-            deliver_one(editor, server)
-    for _ in range(100 - len(pieces)):
-        editor.user_edit(0, 0, "k")
-        server.now += 0.08
-        server.pump()
-        while server.inbox:
-            editor.receive(*server.inbox.popleft())
-        while editor.outbox:
-            deliver_one(editor, server)
+    for i in range(100):  # 80 ms a key for 8 s, a piece of the answer with each of the first keys
+        if i < len(pieces):
+            server.session.delta(pieces[i])
+        _key_above(editor, server, 0.08)
     assert kinds(server) == []  # still streaming
     assert editor.text == "k" * 100 + text  # nothing landed: every edit was for an older version
     final, outcome = finish(editor, server)  # the user pauses: Eglot reports, the answer lands at once
@@ -441,13 +440,7 @@ def test_an_editor_that_refuses_for_an_older_version_forever_ends_the_rewrite_wi
     editor, server = make("top\nSEL\n", "SEL", "eglot")
     server.session.delta("answer")
     for _ in range(400):  # 40 s of typing with no report at all
-        editor.user_edit(0, 0, "k")
-        server.now += 0.1
-        server.pump()
-        while server.inbox:
-            editor.receive(*server.inbox.popleft())
-        while editor.outbox:
-            deliver_one(editor, server)
+        _key_above(editor, server, 0.1)
         if server.session.events:
             break
     (failed,) = events(server)
