@@ -179,10 +179,12 @@ class SimEditor:
 class SimServer:
     """The server glue: LSP conversion around a Document and a RewriteSession."""
 
-    def __init__(self, text: str, enc: str, start: int, end: int, mode: Mode = Mode.REPLACE) -> None:
+    def __init__(self, text: str, enc: str, start: int, end: int, mode: Mode = Mode.REPLACE, *,
+                 behaviour: str = "vscode") -> None:
         self.enc = Encoding(enc)
         self.doc = Document(URI, text, version=1)
-        self.session = RewriteSession(self.doc, Region(start, end), mode)
+        # the glue trusts `applied: true` from every client but Neovim (it says so for a skipped edit)
+        self.session = RewriteSession(self.doc, Region(start, end), mode, trust_applied=behaviour != "nvim07")
         self.inbox: deque[tuple[int, int, WireChange, bool]] = deque()
         self.now = 0.0
 

@@ -17,7 +17,7 @@ def make(text: str, sel: str, behaviour: str, enc: str = "utf-16", mode: Mode = 
     start = text.index(sel)
     end = start + len(sel)
     editor = SimEditor(text, enc, behaviour, tags=["o"] * start + ["S"] * (end - start) + ["o"] * (len(text) - end))
-    server = SimServer(text, enc, start, end, mode)
+    server = SimServer(text, enc, start, end, mode, behaviour=behaviour)
     if first is not None:
         server.session.delta(first)
         settle(editor, server)

@@ -129,7 +129,7 @@ def _check_revert(editor: SimEditor, server: SimServer, original: str) -> None:
 def test_replace_mode_matches_reference(sc, behaviour, enc):
     text, eol, (a, b), actions = sc
     editor = _editor(text, enc, behaviour, eol, a, b)
-    server = SimServer(text, enc, a, b)
+    server = SimServer(text, enc, a, b, behaviour=behaviour)
     answer: list[str] = []
 
     def feed(word: str) -> None:
@@ -162,7 +162,7 @@ def test_diff_mode_matches_reference(sc, behaviour, enc, data):
     context = data.draw(st.integers(0, 3))
     diff = "\n".join(difflib.unified_diff(old_lines, new_lines, "a", "b", n=context, lineterm="")) + "\n"
     editor = _editor(text, enc, behaviour, eol, a, b)
-    server = SimServer(text, enc, a, b, Mode.DIFF)
+    server = SimServer(text, enc, a, b, Mode.DIFF, behaviour=behaviour)
     cursor = [0]
 
     def feed(word: str) -> None:  # the diff in chunks whose sizes come from the words drawn

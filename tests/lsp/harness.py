@@ -79,6 +79,7 @@ class Editor:
     flush_handle: Any = None
     skipped: int = 0
     eglot_idle_s: float = 0.5  # eglot-send-changes-idle-time
+    requests_pending: int = 0  # Eglot: its own requests awaiting an answer (its idle timer waits for them)
     before_next_apply: Any = None  # called once as the next applyEdit arrives: the user's key got there first
     client: Any = None
     docs: dict[str, ClientDoc] = field(default_factory=dict)
@@ -123,8 +124,10 @@ class Editor:
             text_document=lsp.TextDocumentClientCapabilities(
                 inline_completion=lsp.InlineCompletionClientCapabilities() if self.inline else None),
         )
+        names = {"nvim07": "Neovim", "eglot": "Eglot", "vscode": "Visual Studio Code"}
         result = await client.initialize_session(lsp.InitializeParams(
-            capabilities=caps, initialization_options=settings, root_uri=root_uri))
+            capabilities=caps, initialization_options=settings, root_uri=root_uri,
+            client_info=lsp.ClientInfo(name=names.get(self.behaviour, "pytest-lsp"))))
         assert result.capabilities.position_encoding == self.encoding
 
     async def stop(self) -> None:
@@ -190,7 +193,10 @@ class Editor:
             self.flush_handle = asyncio.get_running_loop().call_later(0.15, self.flush)  # Neovim's debounce
 
     def flush(self) -> None:
-        """Send the debounced changes as one didChange per document (Neovim 0.7)."""
+        """Send the debounced changes as one didChange per document (Neovim 0.7, Eglot's idle timer)."""
+        if self.behaviour == "eglot" and self.requests_pending and self.pending:
+            self.flush_handle = asyncio.get_running_loop().call_later(self.eglot_idle_s, self.flush)
+            return  # Eglot does not send didChange while one of its own requests is pending
         if self.flush_handle is not None:
             self.flush_handle.cancel()
             self.flush_handle = None
@@ -260,10 +266,16 @@ class Editor:
 
     # ------------------------------------------------------------------ commands
     async def command(self, name: str, arg: dict[str, Any]) -> Any:
-        if self.behaviour == "eglot":
-            self.flush()  # Eglot sends what it holds before a request of its own
-        return await self.client.workspace_execute_command_async(
-            lsp.ExecuteCommandParams(command=name, arguments=[arg]))
+        if self.behaviour != "eglot":
+            return await self.client.workspace_execute_command_async(
+                lsp.ExecuteCommandParams(command=name, arguments=[arg]))
+        self.flush()  # Eglot sends what it holds before a request of its own, then nothing until the answer
+        self.requests_pending += 1
+        try:
+            return await self.client.workspace_execute_command_async(
+                lsp.ExecuteCommandParams(command=name, arguments=[arg]))
+        finally:
+            self.requests_pending -= 1
 
     async def rewrite(self, uri: str, start: int, end: int, **extra: Any) -> str:
         result = await self.command("flowedit.rewrite", {"uri": uri, "range": self.range_of(uri, start, end), **extra})

@@ -30,6 +30,7 @@ class FakeHost:
         assert problems == []
         self.docs: dict[str, Document] = {}
         self.encoding = Encoding.UTF16
+        self.trusts_applied = True
         self.editor: dict[str, str] = {}
         self.refuse = refuse
         self.applied: list[lsp.ApplyWorkspaceEditParams] = []

@@ -381,3 +381,32 @@ async def test_eglot_typing_above_a_stream_holds_it_and_it_resumes_when_eglot_re
     assert held >= 1, "the stream was not held by Eglot's refusals: the test did not test anything"
     assert outcome["outcome"] == "finished", outcome
     assert ed.text(URI) == "k" * 25 + "top = 0\n" + ANSWER + "\nbottom = 1\n"
+
+
+async def test_eglot_gets_its_revert_and_interrupt_answered_without_waiting_for_an_echo(tmp_path):
+    """Eglot sends no didChange while one of its own requests is pending: a revert (or an interrupt) that
+    waited for the echo of its edit hung until the 10 s echo timeout and then failed. It answers as soon
+    as Eglot says it applied the edit (Eglot refuses edits for another version, so that is certain)."""
+    ed = Editor(behaviour="eglot")
+    try:
+        async with Gateway("new = 2\n\f" + ANSWER, tmp_path, rate=300) as gw:
+            await start(ed, gw)
+            text = "top = 0\nold = 1\nbottom = 1\n"
+            ed.open(URI, text)
+            assert (await ed.outcome(await ed.rewrite(URI, 8, 15, mode="replace")))["outcome"] == "finished"
+            loop = asyncio.get_running_loop()
+            asked = loop.time()
+            reverted = await ed.command("flowedit.revert", {"uri": URI})
+            revert_s = loop.time() - asked
+            assert reverted["reverted"] is True, reverted
+            assert ed.text(URI) == text
+            rid = await ed.rewrite(URI, 8, 15, mode="replace")
+            await ed.edits_applied(ed.applied + 2)
+            asked = loop.time()
+            (stopped,) = await ed.command("flowedit.interrupt", {"id": rid})
+            interrupt_s = loop.time() - asked
+    finally:
+        await ed.stop()
+    assert stopped["outcome"] == "interrupted", stopped
+    print(f"eglot: revert answered in {revert_s * 1000:.0f} ms, interrupt in {interrupt_s * 1000:.0f} ms")
+    assert revert_s < 5 and interrupt_s < 5  # (it took the 10 s echo timeout, then failed)

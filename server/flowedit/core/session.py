@@ -59,6 +59,10 @@ class RewriteSession:
     region: Region
     mode: Mode = Mode.REPLACE
     limits: SessionLimits = field(default_factory=SessionLimits)
+    # The editor refuses an edit for another version than its own (VS Code, Eglot): `applied: true` then
+    # means applied, and a stop or a revert need not wait for the echo (Eglot sends none while its own
+    # request is pending). False for Neovim, which answers `applied: true` for an edit it skipped.
+    trust_applied: bool = True
 
     def __post_init__(self) -> None:
         self.original = self.doc.text[self.region.start : self.region.end]
@@ -249,6 +253,8 @@ class RewriteSession:
         if flight is None or flight.batch.id != batch_id:
             return
         flight.acked = applied
+        if applied and not flight.echoed and self.trust_applied:
+            self._applied_unechoed(flight)
         if not applied and flight.echoed and not flight.batch.revert:
             # the user's typing had exactly the effect of this edit, which the editor then refused: the
             # text is right, the bookkeeping is not. Rewind it and take every change since as the user's.
@@ -275,6 +281,20 @@ class RewriteSession:
             self._refusals = 0
         if flight.echoed or flight.dead:
             self._resolve()
+
+    def _applied_unechoed(self, flight: _InFlight) -> None:
+        """The editor applied `flight` (it says so and it checks versions): a stop or a revert waiting on
+        it is over now; its echo, when it comes, still updates the bookkeeping."""
+        if self.state is State.STOPPING and self._pending_stop is not None:
+            event, self._pending_stop = self._pending_stop, None
+            self._end(event)
+        elif self.state is State.REVERTING and flight.batch.revert:
+            self.state = State.REVERTED
+            self.events.append(self._reverted())
+
+    def _reverted(self) -> Reverted:
+        return Reverted("the original text is back" + (
+            "; what you typed inside the rewritten region was dropped" if self.dirty else ""))
 
     def document_closed(self, reason: str = "the document was closed") -> None:
         """The editor closed the document (or its copy here can no longer be trusted)."""
@@ -434,9 +454,9 @@ class RewriteSession:
             self._stale = None
         if flight.batch.revert:
             self.region = Region(self.region.start, self.region.start + len(self.original))
-            self.state = State.REVERTED
-            self.events.append(Reverted("the original text is back" + (
-                "; what you typed inside the rewritten region was dropped" if self.dirty else "")))
+            if self.state is not State.REVERTED:  # (declared already when the editor said it applied it)
+                self.state = State.REVERTED
+                self.events.append(self._reverted())
             return
         self.region = self.region.grow(change.delta)  # every batch lies inside the region
         if flight.epoch != self._epoch:

@@ -34,6 +34,10 @@ class Host(Protocol):
     def encoding(self) -> Encoding:
         """The position encoding negotiated with the client."""
 
+    @property
+    def trusts_applied(self) -> bool:
+        """Whether the client's `applied: true` means applied (it refuses edits for another version)."""
+
     async def link(self, kind: Kind) -> tuple[ModelLink, str]:
         """The long-lived link to the endpoint serving `kind` and the model to ask."""
 

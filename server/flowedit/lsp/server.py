@@ -55,8 +55,14 @@ class FloweditServer(LanguageServer):
         self.in_process = InProcess()
         self._links: dict[str, ModelLink] = {}
         self.link_state = "idle"
+        self.client_name = ""
 
     # ------------------------------------------------------------------ the features' Host
+    @property
+    def trusts_applied(self) -> bool:
+        # Neovim answers `applied: true` for a stale edit it skipped (docs/editors.md); the others refuse it
+        return not any(name in self.client_name.lower() for name in ("neovim", "nvim"))
+
     @property
     def encoding(self):
         return convert.encoding(self.workspace.position_encoding)
@@ -149,6 +155,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: FloweditServer, params: lsp.InitializeParams) -> None:
+        ls.client_name = params.client_info.name if params.client_info else ""
         ls.apply_settings(params.initialization_options)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
