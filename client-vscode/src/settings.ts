@@ -7,18 +7,18 @@ export interface Preset {
 
 /** What the server reads from initializationOptions / workspace/didChangeConfiguration (settings.py). */
 export interface ServerSettings {
-  endpoint?: string;
-  model?: string;
-  upstream?: string;
+  endpoint: string | null;
+  model: string | null;
+  upstream: string | null;
   api_key_env: string;
   multiplex: 'auto' | 'on' | 'off';
-  exclude?: string[];
+  exclude: string[] | null;
   inline: { enabled: boolean };
   rewrite: {
     mode: 'auto' | 'replace' | 'diff';
     diff_threshold_lines: number;
     context_tokens: number;
-    presets?: Preset[];
+    presets: Preset[] | null;
   };
 }
 
@@ -38,8 +38,9 @@ function presets(v: unknown): Preset[] | undefined {
 }
 
 /**
- * The server's settings from the contributed ones. Empty strings and nulls are left out, so the
- * server's own defaults (and its FLOWEDIT_ENDPOINT / FLOWEDIT_MODEL environment) apply.
+ * The server's settings from the contributed ones. A setting the user cleared (empty or unset) is sent
+ * as null: the server's rule is that null goes back to its command line / environment / default, while
+ * a key left out keeps its current value — so clearing a setting really clears it.
  */
 export function toServerSettings(get: SettingReader): ServerSettings {
   const out: ServerSettings = {
@@ -50,18 +51,15 @@ export function toServerSettings(get: SettingReader): ServerSettings {
       mode: oneOf(get('rewrite.mode'), ['auto', 'replace', 'diff'] as const, 'auto'),
       diff_threshold_lines: int(get('rewrite.diffThresholdLines'), 40, 1),
       context_tokens: int(get('rewrite.contextTokens'), 2000, 0),
+      presets: presets(get('rewrite.presets')) ?? null,
     },
+    endpoint: text(get('endpoint')) ?? null,
+    model: text(get('model')) ?? null,
+    upstream: text(get('upstream')) ?? null,
+    exclude: null,
   };
-  const endpoint = text(get('endpoint'));
-  const model = text(get('model'));
-  const upstream = text(get('upstream'));
-  if (endpoint) out.endpoint = endpoint;
-  if (model) out.model = model;
-  if (upstream) out.upstream = upstream;
   const exclude = get('exclude');
   if (Array.isArray(exclude)) out.exclude = exclude.filter((g): g is string => typeof g === 'string');
-  const ps = presets(get('rewrite.presets'));
-  if (ps) out.rewrite.presets = ps;
   return out;
 }
 

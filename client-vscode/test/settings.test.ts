@@ -5,10 +5,11 @@ import { serverEnv, serverLaunch, toServerSettings } from '../src/settings';
 const info = { name: 'FlowEdit', module: 'flowedit', installCommand: '-m pip install flowedit' };
 const reader = (values: Record<string, unknown>) => (key: string) => values[key];
 
-test('defaults leave endpoint, model, exclude and presets to the server', () => {
+test('unset settings are sent as null: the server goes back to its command line, environment, defaults', () => {
   assert.deepEqual(toServerSettings(reader({})), {
+    endpoint: null, model: null, upstream: null, exclude: null,
     api_key_env: 'OPENAI_API_KEY', multiplex: 'auto', inline: { enabled: true },
-    rewrite: { mode: 'auto', diff_threshold_lines: 40, context_tokens: 2000 },
+    rewrite: { mode: 'auto', diff_threshold_lines: 40, context_tokens: 2000, presets: null },
   });
 });
 
@@ -35,7 +36,7 @@ test('invalid values fall back to defaults instead of reaching the server', () =
   assert.equal(s.rewrite.diff_threshold_lines, 40);
   assert.equal(s.rewrite.context_tokens, 2000);
   assert.equal(s.api_key_env, 'OPENAI_API_KEY');
-  assert.ok(!('endpoint' in s));
+  assert.equal(s.endpoint, null);  // cleared: null, so the server drops the value it had
 });
 
 test('the server starts from python -m flowedit.cli lsp unless a command is set', () => {

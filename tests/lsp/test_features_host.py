@@ -37,6 +37,7 @@ class FakeHost:
         self.progress_log: list[tuple[str, str]] = []
         self.warnings: list[str] = []
         self.statuses: list[dict[str, Any]] = []
+        self.status_seen = asyncio.Event()
         self.rewrites: Rewrites | None = None
         self._link = ModelLink("wss://fake.invalid/v1/responses", transport=transport)
 
@@ -80,6 +81,7 @@ class FakeHost:
 
     def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None) -> None:
         self.statuses.append({"request": request, "completion": completion})
+        self.status_seen.set()
 
 
 def _selection(text: str, needle: str) -> Region:
@@ -138,4 +140,35 @@ async def test_an_inline_completion_comes_from_the_hosts_link() -> None:
         figures = [s["request"] for s in host.statuses if s["request"]]
         assert figures and figures[-1]["model"] == "model-for-inline"
         await completer.close()
+        await host.close()
+
+
+async def test_a_redirect_that_races_the_end_of_its_rewrite_gets_a_clear_refusal() -> None:
+    """The rewrite ends (here: its document closes) while the redirect stops the old answer's lane:
+    the redirect is refused with a sentence, never an internal error."""
+    import pytest
+
+    from flowedit.lsp.rewrites import RewriteRefused
+
+    async def stall(peer) -> None:  # starts an answer and never ends it
+        while (event := await peer.receive()) is not None:
+            if hasattr(event, "input"):
+                await peer.start(event)
+                await peer.delta(event, "partial ")
+
+    async with FakeTransport(stall) as transport:
+        host = FakeHost(transport)
+        host.open(URI, TEXT)
+        host.rewrites = rewrites = Rewrites(host)
+        run = await rewrites.start(URI, _selection(TEXT, "    return w*h\n"), "x", "replace")
+        await asyncio.wait_for(host.status_seen.wait(), 5)  # the first token arrived: its lane is open
+        real_stop = rewrites._stop_lane
+
+        async def stop_and_close(r):
+            await real_stop(r)
+            rewrites.document_closed(URI)  # what the editor did meanwhile
+
+        rewrites._stop_lane = stop_and_close
+        with pytest.raises(RewriteRefused, match="ended .* before it could be redirected"):
+            await rewrites.redirect(run, "shorter")
         await host.close()

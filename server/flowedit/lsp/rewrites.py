@@ -166,6 +166,9 @@ class Rewrites:
             raise RewriteRefused(f"rewrite {run.id} is no longer running ({run.session.state.value})")
         run.generation += 1
         await self._stop_lane(run)
+        if run.session.state is not State.STREAMING:  # it ended meanwhile (a conflict, a closed document)
+            ended = type(run.outcome).__name__.lower() if run.outcome else run.session.state.value
+            raise RewriteRefused(f"rewrite {run.id} ended ({ended}) before it could be redirected")
         partial = run.session.answer_text
         run.session.redirect()
         run.instruction = instruction

@@ -21,7 +21,7 @@ from flowedit.lsp.commands import InterruptArgs, RedirectArgs, RevertArgs, Rewri
 from flowedit.lsp.host import Kind
 from flowedit.lsp.inline import InlineCompleter
 from flowedit.lsp.rewrites import RewriteRefused, Rewrites
-from flowedit.lsp.settings import from_environment, parse_settings
+from flowedit.lsp.settings import from_environment, merge_update, parse_settings
 from flowedit.model.errors import ModelFailure
 from flowedit.model.link import ModelLink
 from flowedit.model.transport import redact
@@ -53,7 +53,9 @@ class FloweditServer(LanguageServer):
         self.rewrites = Rewrites(self)
         self.completer = InlineCompleter(self)
         self.in_process = InProcess()
-        self._links: dict[str, ModelLink] = {}
+        self._links: dict[str, tuple[ModelLink, tuple]] = {}  # by URL, with what each was made with
+        self._retired: list[ModelLink] = []  # replaced links still serving their streams
+        self.user_settings: dict[str, Any] = {}  # what the editor set, merged update by update
         self.link_state = "idle"
         self.client_name = ""
 
@@ -88,12 +90,24 @@ class FloweditServer(LanguageServer):
             key = s.api_key()
             headers = {"Authorization": f"Bearer {key}"} if key else {}
             multiplex = s.multiplex
-        link = self._links.get(url)
+        config = (tuple(sorted(headers.items())), multiplex, s.ca_file, s.api_key_env)
+        link, made_with = self._links.get(url, (None, None))
+        if link is not None and made_with != config:
+            # a new key, bearer, multiplexing or CA file: a new link; the old one serves its open
+            # streams to their end and is closed once idle
+            self._retired.append(link)
+            link = None
         if link is None:
             link = ModelLink(url, headers=headers, multiplex=multiplex, on_state=self._link_state,
                              ca_file=s.ca_file, api_key_env=s.api_key_env)
-            self._links[url] = link
+            self._links[url] = (link, config)
+        await self._close_idle_retired()
         return link, model
+
+    async def _close_idle_retired(self) -> None:
+        for old in [old for old in self._retired if not old.busy]:
+            self._retired.remove(old)
+            await old.close()
 
     def _link_state(self, state: str) -> None:
         self.link_state = state
@@ -135,17 +149,21 @@ class FloweditServer(LanguageServer):
                                       "endpoint": redact(endpoint) if endpoint else None, "request": request,
                                       "completion": completion or self.completer.counters.as_dict()})
 
-    def apply_settings(self, raw: Any) -> None:
-        self.settings, problems = parse_settings(raw, self.base_settings)
+    def apply_settings(self, update: Any) -> None:
+        """initializationOptions, then each didChangeConfiguration: merged (absent keeps, null resets)."""
+        merged = merge_update(self.user_settings, update)
+        self.user_settings = merged if isinstance(merged, dict) else {}
+        self.settings, problems = parse_settings(merged, self.base_settings)
         if problems:
             message = "FlowEdit settings: " + "; ".join(problems)
             log.warning("%s", message)
             self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
 
     async def close_links(self) -> None:
-        for link in self._links.values():
+        for link in [link for link, _ in self._links.values()] + self._retired:
             await link.close()
         self._links.clear()
+        self._retired.clear()
         await self.in_process.close()
 
 

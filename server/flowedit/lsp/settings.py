@@ -106,6 +106,25 @@ def from_environment(base: dict[str, Any] | None = None) -> dict[str, Any]:
     return out
 
 
+def merge_update(current: dict[str, Any], update: Any) -> dict[str, Any]:
+    """The editor's settings after a `workspace/didChangeConfiguration` carrying `update`: a key it leaves
+    out keeps its value, a key sent as null goes back to the command line / environment / default, and
+    sections (objects) merge key by key. (VS Code sends its whole `flowedit` section.)"""
+    if isinstance(update, dict) and isinstance(update.get("flowedit"), dict):
+        update = update["flowedit"]
+    if not isinstance(update, dict):
+        return dict(current) if update is None else update  # not an object: parse_settings says so
+    out = dict(current)
+    for key, value in update.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge_update(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
 def parse_settings(raw: Any, base: dict[str, Any] | None = None) -> tuple[Settings, list[str]]:
     """Validate editor settings over `base`; invalid keys fall back to defaults and are reported."""
     if isinstance(raw, dict) and isinstance(raw.get("flowedit"), dict):

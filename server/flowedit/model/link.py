@@ -101,6 +101,11 @@ class ModelLink:
         return self._state
 
     @property
+    def busy(self) -> bool:
+        """A response is streaming on one of its sockets."""
+        return any(not ch.idle for ch in self._channels)
+
+    @property
     def multiplex(self) -> Multiplex:
         """`on` or `off` once known; `auto` while the endpoint has not told yet."""
         return self._mode
