@@ -17,23 +17,17 @@ most one batch is ever in flight and deltas that arrive meanwhile are coalesced 
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field, replace
 
 from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Mode, Reverted,
                                   RevertFailed, SessionEvent, SessionLimits, State)
 from flowedit.core.diffstream import Block, DiffFormatError, DiffStream, Hunk
 from flowedit.core.linediff import block_change, minimal_change
+from flowedit.core.passing import OldText
 from flowedit.core.region import Region
 from flowedit.core.text import LINE_ENDS, Change, Document, LineEnds, compose, same_effect, with_line_ends
 
 _batch_ids = itertools.count(1)
-_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def _line_break_ends(text: str) -> list[int]:
-    """Offsets just past each line break of `text`."""
-    return [m.end() for m in _BREAK.finditer(text)]
 
 
 @dataclass
@@ -73,9 +67,7 @@ class RewriteSession:
         self.batches_applied = 0
         self._answer = ""  # replace mode: the current answer's text received so far
         self._written = 0  # replace mode: how much of it is in the document
-        self._old = self.original  # replace mode: the text the answer replaces, line by line as it passes
-        self._old_ends = _line_break_ends(self._old)
-        self._old_at_line_start = self._at_line_start(self.region.start)
+        self._old = self._old_text(self.original)  # replace mode: what the answer replaces as it passes it
         self._tail_gone = False  # replace mode: what was left of the old text is removed
         self._diff, self._diff_blank = DiffStream(), True
         self._blocks: list[tuple[int, Block]] = []  # (hunk number, block) in order
@@ -145,9 +137,7 @@ class RewriteSession:
         self._epoch += 1  # a batch still in flight belongs to the old answer
         self._refused, self._refusals, self._line_ends = None, 0, LineEnds(self._eol)
         self._answer, self._written, self._tail_gone = "", 0, False
-        self._old = self.doc.text[self.region.start : self.region.end]  # the partial answer is passed in turn
-        self._old_ends = _line_break_ends(self._old)
-        self._old_at_line_start = self._at_line_start(self.region.start)
+        self._old = self._old_text(self.doc.text[self.region.start : self.region.end])  # the partial answer, in turn
         self._diff, self._diff_blank = DiffStream(), True
         self._blocks, self._applied_blocks, self._line_shift, self._hunks = [], 0, 0, 0
         self._model_done = False
@@ -378,8 +368,8 @@ class RewriteSession:
             final = self._model_done and bool(self._answer)  # an empty answer keeps the code
             if not tail and (self._tail_gone or not final):
                 return None, 0
-            gap, rest = self._layout(self._answer, final)
-            now_gap, now_rest = self._layout(self._answer[: self._written], self._tail_gone)
+            gap, rest = self._old.layout(self._answer, self._eol, final)
+            now_gap, now_rest = self._old.layout(self._answer[: self._written], self._eol, self._tail_gone)
             written = self._answer[: self._written]
             if self.doc.text[r.start : r.end] == written + now_gap + now_rest:  # a C-speed check
                 # only the seam between the answer and the old text changes: a small window to trim
@@ -408,25 +398,9 @@ class RewriteSession:
         text = self.doc.text
         return offset + 1 if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n" else offset
 
-    def _at_line_start(self, offset: int) -> bool:
-        return offset == 0 or self.doc.text[offset - 1] in "\r\n"
-
-    def _layout(self, written: str, final: bool) -> tuple[str, str]:
-        """What follows `written` in the region: (a line break or nothing, the old text not passed yet).
-
-        The user's code is never gone before the answer has replaced it: the answer's n-th complete line
-        passes the old text's n-th line, which goes; a partial line of the answer keeps its own line
-        (a line break before the rest of the old text) until the answer completes it. The final batch
-        removes what is left."""
-        if final:
-            return "", ""
-        lines = written.count(self._eol)
-        ends = self._old_ends
-        passed = 0 if lines == 0 else ends[lines - 1] if lines <= len(ends) else len(self._old)
-        rest = self._old[passed:]
-        on_its_line = passed > 0 or self._old_at_line_start  # else the old text goes on the line's tail
-        gap = self._eol if written and rest and on_its_line and not written.endswith(self._eol) else ""
-        return gap, rest
+    def _old_text(self, text: str) -> OldText:
+        start = self.region.start
+        return OldText(text, start == 0 or self.doc.text[start - 1] in "\r\n")
 
     def _queue_hunks(self, hunks: list[Hunk]) -> None:
         for hunk in hunks:
