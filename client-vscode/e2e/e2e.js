@@ -5,9 +5,12 @@
 // (FLOWEDIT_VSCODE_TEST_TRACE: one JSON line per change), because the page's DOM renders only the
 // visible lines, out of order and without empty ones. Steps follow issue 5:
 //   1 ghost text appears while typing, Tab accepts it (1b: accept-word is forwarded as a partial accept)
-//   2 Rewrite Selection… streams: >= 3 distinct intermediate texts, then the exact answer
+//   2 Rewrite Selection… streams: >= 3 distinct intermediate texts, then the exact answer; at the end the
+//     block is not left selected (the cursor at its end); one Ctrl+Z takes the whole rewrite back, one
+//     Ctrl+Shift+Z puts it back
 //   4 Revert Last Rewrite restores the original
-//   3 Escape mid-stream stops the rewrite; the text stays as applied (then reverted again)
+//   3 the lightbulb's "Rewrite selection…" (through Refactor…) asks for the instruction; Escape mid-stream
+//     stops the rewrite; the text stays as applied (then reverted again)
 //   5 the status bar shows tok/s (live while streaming, and after)
 //   6 a one-line file in a CRLF buffer: a multi-line rewrite of part of the line lands once, in CRLF
 //   7 `def add(` typed (VS Code auto-closes the bracket): the ghost text that types `)` again, accepted
@@ -122,6 +125,22 @@ async function startRewrite(page, instruction) {
   await page.locator('.quick-input-widget .monaco-list-row', { hasText: instruction }).first().waitFor({ timeout: 10000 });
   await page.keyboard.press('Enter');
 }
+/** The lightbulb's code action "Rewrite selection…" (the Refactor… menu lists the same actions): it must
+ *  ask for the instruction like the command does. */
+async function startRewriteFromCodeAction(page, instruction) {
+  await runCommand(page, 'Refactor...');
+  // the first action is focused (a pointer block covers the list against stray clicks): Enter applies it
+  await page.locator('.action-widget .monaco-list-row.action.focused', { hasText: 'Rewrite selection' }).first().waitFor({ timeout: 10000 });
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: cfg.presetTitle }).first().waitFor({ timeout: 10000 });
+  await page.keyboard.type(instruction, { delay: 5 });
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: instruction }).first().waitFor({ timeout: 10000 });
+  await page.keyboard.press('Enter');
+}
+/** The status bar's cursor item: "Ln 8, Col 1", or "Ln 8, Col 1 (198 selected)". */
+async function cursorStatus(page) {
+  return norm(await page.locator('[id="status.editor.selection"]').innerText({ timeout: 2000 }).catch(() => '')).trim();
+}
 /** Collect distinct document texts until `done(text)`; screenshots of the first few, live status texts. */
 async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileUri) {
   const seen = [];
@@ -230,8 +249,28 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
       await until('the rewrite to end in the status bar', async () => !/sync~spin|\u21bb/.test(lastStatus()) && /tok\/s/.test(lastStatus()), 15000);
       r.statusAfter = await statusText(page);
       r.shot = await shot(page, '2-rewrite-final');
-      r.ok = r.exact && r.intermediateStates >= 3;
-      log('rewrite:', r.intermediateStates, 'intermediate states; exact', r.exact, '; live status', JSON.stringify(r.liveStatuses.slice(-1)));
+      // the streamed block is not left selected: the cursor at its end (the next key must not replace it)
+      await until('the cursor at the end of the block, nothing selected', async () => (r.cursorAfter = await cursorStatus(page)) === cfg.cursorAfter, 5000)
+        .catch(() => undefined);
+      r.unselected = r.cursorAfter === cfg.cursorAfter;
+      log('rewrite:', r.intermediateStates, 'intermediate states; exact', r.exact, '; live status', JSON.stringify(r.liveStatuses.slice(-1)),
+          '; cursor after', JSON.stringify(r.cursorAfter));
+      // one Ctrl+Z takes the whole rewrite back (each streamed edit used to be an undo step), one redo puts it back
+      const undoMark = trace().length;
+      await page.keyboard.press('Control+Z');
+      await until('one Ctrl+Z to bring the original back', () => currentText() === cfg.original, 5000).catch(() => undefined);
+      r.undoneTexts = changesSince(undoMark).length;
+      r.oneUndo = currentText() === cfg.original;
+      r.shotUndone = await shot(page, '2-rewrite-undone');
+      if (r.oneUndo) {
+        await page.keyboard.press('Control+Shift+Z');
+        await until('one redo to bring the answer back', () => currentText() === cfg.expected, 5000).catch(() => undefined);
+      }
+      r.oneRedo = currentText() === cfg.expected;
+      r.shotRedone = await shot(page, '2-rewrite-redone');
+      r.ok = r.exact && r.intermediateStates >= 3 && r.unselected && r.oneUndo && r.oneRedo;
+      log('undo: one Ctrl+Z restored the original', r.oneUndo, '; one redo restored the answer', r.oneRedo);
+      if (!r.oneUndo || !r.oneRedo) throw new Error(`one undo ${r.oneUndo}, one redo ${r.oneRedo}`);
     }
 
     // ------------------------------------------------------------ 4: revert restores the original
@@ -254,7 +293,7 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
       const r = results.steps[step] = {};
       await selectLines(page, cfg.selection.fromLine, cfg.selection.toLine);
       const mark = trace().length;
-      await startRewrite(page, cfg.instruction);
+      await startRewriteFromCodeAction(page, cfg.codeActionInstruction);
       const w = await watchRewrite(page, mark, (t, seen) => seen.filter(x => x !== cfg.original).length >= cfg.escapeAfterStates, '3-escape', 30000);
       const pressedAt = Date.now(), pressMark = trace().length;  // before the key: the stop can be that quick
       await page.keyboard.press('Escape');
@@ -284,7 +323,10 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
       r.streamedThenOldRest = r.appliedChars !== null;
       r.statusAfter = await statusText(page);
       r.shot = await shot(page, '3-escape-stopped');
-      r.ok = r.stayed && r.streamedThenOldRest;
+      // the rewrite the code action started ran with the instruction typed in the quick pick
+      r.askedInstruction = (trace().slice(mark).find(e => e.event === 'rewrite') || {}).instruction;
+      r.ok = r.stayed && r.streamedThenOldRest && r.askedInstruction === cfg.codeActionInstruction;
+      log('code action asked for the instruction:', JSON.stringify(r.askedInstruction));
       log('escape: stopped after', r.stoppedAfterMs, 'ms with', r.appliedChars, 'of', cfg.answer.length, 'chars; stayed', r.stayed);
       // and revert once more: back to the original
       await runCommand(page, 'FlowEdit: Revert Last Rewrite');

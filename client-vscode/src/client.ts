@@ -1,6 +1,8 @@
 /**
  * The language client: starts `flowedit lsp` over stdio, sends settings, forwards status and progress,
- * keeps the inline items VS Code shows (for partial accepts), and sends the server's commands.
+ * keeps the inline items VS Code shows (for partial accepts), sends the server's commands, applies a
+ * rewrite's edits as one undo step (rewriteedits.ts) and asks the lightbulb's open rewrite for its
+ * instruction.
  */
 
 import { execFile } from 'node:child_process';
@@ -9,10 +11,12 @@ import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import {
   DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, State,
-  type LanguageClientOptions, type Middleware, type ServerOptions,
+  type LanguageClientOptions, type Middleware, type ServerOptions, type StaticFeature,
 } from 'vscode-languageclient/node';
+import { openRewrite, type RewriteTarget } from './instruction';
 import { findPartialAccept, type ShownItem } from './partial';
 import { RestartQueue } from './restart';
+import { APPLY_REWRITE_EDIT, RewriteEdits, withRewriteEdits, type EditorPort, type RewriteEditParams } from './rewriteedits';
 import { serverEnv, serverLaunch, toServerSettings, type ServerInfo, type ServerLaunch, type ServerSettings } from './settings';
 import type { Connection, StatusNotification } from './status';
 import * as api from './vscodeapi';
@@ -27,6 +31,8 @@ export interface ClientEvents {
   progress(token: string | number, value: { kind: string; message?: string }): void;
   /** A partial accept was forwarded to the server. */
   partialAccept?(acceptedLength: number): void;
+  /** A `flowedit.rewrite` without an instruction (the lightbulb's "Rewrite selection…"): ask, then run it. */
+  openRewrite?(target: RewriteTarget): Promise<unknown>;
 }
 
 /** Why the server cannot be started, in the user's words, with the one command that fixes it. */
@@ -139,12 +145,18 @@ export class FloweditClient {
     };
     const client = new LanguageClient(this.info.module, this.info.name, serverOptions, clientOptions);
     this.client = client;
+    const rewriteEdits = new RewriteEdits(editorPort(client));
+    client.registerFeature(rewriteEditsFeature);
+    client.onRequest(APPLY_REWRITE_EDIT, (params: RewriteEditParams) => rewriteEdits.apply(params));
     client.onDidChangeState(e => {
       if (this.client !== client) return;
       if (e.newState === State.Running) this.events.connection('running');
       else if (e.newState === State.Stopped) this.events.connection('stopped');
     });
-    client.onNotification(STATUS_NOTIFICATION, (n: StatusNotification) => this.events.status(n));
+    client.onNotification(STATUS_NOTIFICATION, (n: StatusNotification) => {
+      if (n.request?.outcome && typeof n.request.id === 'string') rewriteEdits.ended(n.request.id);
+      this.events.status(n);
+    });
     this.log.info(`starting ${launch.command} ${launch.args.join(' ')}`);
     try {
       await client.start();
@@ -169,6 +181,10 @@ export class FloweditClient {
 
   private middleware(): Middleware {
     return {
+      executeCommand: (command, args, next) => {
+        const target = openRewrite(command, args);
+        return target && this.events.openRewrite ? this.events.openRewrite(target) : next(command, args);
+      },
       handleWorkDoneProgress: (token, params, next) => {
         this.events.progress(token, params as { kind: string; message?: string });
         next(token, params);
@@ -200,6 +216,32 @@ export class FloweditClient {
                                       arguments: item.command.arguments } } : {}),
     };
   }
+}
+
+/** Declares `flowedit/applyRewriteEdit` in initialize (capabilities.experimental.flowedit). */
+const rewriteEditsFeature: StaticFeature = {
+  fillClientCapabilities: capabilities => { capabilities.experimental = withRewriteEdits(capabilities.experimental); },
+  initialize: () => undefined,
+  getState: () => ({ kind: 'static' }),
+  clear: () => undefined,
+};
+
+/** The editors as rewriteedits.ts sees them, in the server's URIs and positions (UTF-16, as negotiated). */
+function editorPort(client: LanguageClient): EditorPort<api.TextEditor> {
+  const p2c = client.protocol2CodeConverter;
+  const key = (uri: string) => p2c.asUri(uri).toString();
+  return {
+    editorOf: uri => api.visibleEditor(key(uri)),
+    versionOf: uri => api.openDocument(key(uri))?.version,
+    edit: (editor, edits, undoStopBefore) =>
+      api.editInEditor(editor, edits.map(e => ({ range: p2c.asRange(e.range), text: e.newText })), undoStopBefore),
+    workspaceEdit: async edit => {
+      const converted = await p2c.asWorkspaceEdit(edit);
+      return () => api.applyWorkspaceEdit(converted);
+    },
+    selectionOf: editor => api.selectionOf(editor),
+    setCursor: (editor, at) => api.setCursor(editor, at),
+  };
 }
 
 /** Fails with NotInstalled when the interpreter, the command or the flowedit module is missing. */

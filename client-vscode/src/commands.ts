@@ -1,13 +1,14 @@
 /** The user's commands: rewrite, stop, redirect, revert, API key. Each turns into one server command. */
 
 import type { FloweditClient } from './client';
+import { presetChoices, type RewriteTarget } from './instruction';
 import { DEFAULT_PRESETS, toServerSettings } from './settings';
 import type { StatusBar } from './statusbar';
 import * as api from './vscodeapi';
 
 export const SECRET_KEY = 'flowedit.apiKey';
 
-interface RewriteStarted { id: string; mode: string }
+export interface RewriteStarted { id: string; mode: string }
 
 export class Commands {
   /** The latest rewrite started from this window, per document (redirect targets it). */
@@ -17,6 +18,7 @@ export class Commands {
     private readonly client: FloweditClient,
     private readonly status: StatusBar,
     private readonly secrets: { store(k: string, v: string): Thenable<void>; delete(k: string): Thenable<void> },
+    private readonly started: (id: string, instruction: string) => void = () => undefined,
   ) {}
 
   async rewriteSelection(): Promise<void> {
@@ -25,18 +27,22 @@ export class Commands {
       void api.showInfo('FlowEdit: select the code to rewrite first.');
       return;
     }
+    await this.rewrite({ uri: editor.document.uri.toString(), range: this.client.lspRange(editor.selection) });
+  }
+
+  /** Ask for the instruction (a preset or free text), then rewrite `target`. The lightbulb's
+   *  "Rewrite selection…" comes here too. Undefined when dismissed or refused. */
+  async rewrite(target: RewriteTarget): Promise<RewriteStarted | undefined> {
     const presets = toServerSettings(api.setting).rewrite.presets ?? DEFAULT_PRESETS;
     const instruction = await api.pickOrType('FlowEdit: Rewrite Selection',
-      'Pick a preset or type an instruction and press Enter',
-      presets.map(p => ({ label: p.title, detail: p.instruction, value: p.instruction })),
-      typed => `$(edit) ${typed}`);
-    if (instruction === undefined) return;
-    await this.run(async () => {
-      const uri = editor.document.uri.toString();
-      const started = await this.client.command<RewriteStarted>('flowedit.rewrite',
-        { uri, range: this.client.lspRange(editor.selection), instruction });
-      this.lastRewrite.set(uri, started.id);
+      'Pick a preset or type an instruction and press Enter', presetChoices(presets), typed => `$(edit) ${typed}`);
+    if (instruction === undefined) return undefined;
+    return this.run(async () => {
+      const started = await this.client.command<RewriteStarted>('flowedit.rewrite', { ...target, instruction });
+      this.lastRewrite.set(target.uri, started.id);
       this.status.rewriteStarted(started.id);
+      this.started(started.id, instruction);
+      return started;
     });
   }
 
@@ -82,12 +88,13 @@ export class Commands {
   }
 
   /** The server explains refusals itself (window/showMessage); anything else is shown here. */
-  private async run(action: () => Promise<unknown>): Promise<void> {
+  private async run<T>(action: () => Promise<T>): Promise<T | undefined> {
     try {
-      await action();
+      return await action();
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       void api.showWarning(`FlowEdit: ${message}`);
+      return undefined;
     }
   }
 }

@@ -20,8 +20,9 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     status: n => status.serverStatus(n),
     progress: (token, value) => status.progress(token, value),
     partialAccept: acceptedLength => trace('partialAccept', { acceptedLength }),
+    openRewrite: target => commands.rewrite(target),
   }, () => Promise.resolve(secrets.get(SECRET_KEY)));
-  const commands = new Commands(client, status, secrets);
+  const commands = new Commands(client, status, secrets, (id, instruction) => trace('rewrite', { id, instruction }));
   const c = client;
 
   context.subscriptions.push(

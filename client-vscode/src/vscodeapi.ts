@@ -38,6 +38,39 @@ export function activeEditor(): vscode.TextEditor | undefined {
   return vscode.window.activeTextEditor;
 }
 
+/** The editor showing the document `uri` (the active one first), if one is visible. */
+export function visibleEditor(uri: string): vscode.TextEditor | undefined {
+  const active = vscode.window.activeTextEditor;
+  if (active?.document.uri.toString() === uri) return active;
+  return vscode.window.visibleTextEditors.find(e => e.document.uri.toString() === uri);
+}
+
+export function openDocument(uri: string): vscode.TextDocument | undefined {
+  return vscode.workspace.textDocuments.find(d => d.uri.toString() === uri);
+}
+
+/** `TextEditor.edit`: replaces each range (no undo stop after, one before if asked); whether it was applied. */
+export function editInEditor(editor: vscode.TextEditor, edits: { range: vscode.Range; text: string }[],
+                             undoStopBefore: boolean): Thenable<boolean> {
+  return editor.edit(b => { for (const e of edits) b.replace(e.range, e.text); }, { undoStopBefore, undoStopAfter: false });
+}
+
+export function applyWorkspaceEdit(edit: vscode.WorkspaceEdit): Thenable<boolean> {
+  return vscode.workspace.applyEdit(edit);
+}
+
+type Position = { line: number; character: number };
+
+export function selectionOf(editor: vscode.TextEditor): { anchor: Position; active: Position } {
+  const { anchor, active } = editor.selection;
+  return { anchor: { line: anchor.line, character: anchor.character },
+           active: { line: active.line, character: active.character } };
+}
+
+export function setCursor(editor: vscode.TextEditor, at: Position): void {
+  editor.selection = new vscode.Selection(at.line, at.character, at.line, at.character);
+}
+
 export function onDocumentChanged(listener: (e: vscode.TextDocumentChangeEvent) => void): Disposable {
   return vscode.workspace.onDidChangeTextDocument(listener);
 }

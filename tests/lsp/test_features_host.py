@@ -34,6 +34,7 @@ class FakeHost:
         self.editor: dict[str, str] = {}
         self.refuse = refuse
         self.applied: list[lsp.ApplyWorkspaceEditParams] = []
+        self.groups: list[str | None] = []  # the undo group of each edit asked for, applied or not
         self.progress_log: list[tuple[str, str]] = []
         self.warnings: list[str] = []
         self.statuses: list[dict[str, Any]] = []
@@ -48,7 +49,9 @@ class FakeHost:
     async def link(self, kind: str) -> tuple[ModelLink, str]:
         return self._link, f"model-for-{kind}"
 
-    async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+    async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams,
+                         group: str | None = None) -> lsp.ApplyWorkspaceEditResult:
+        self.groups.append(group)
         (doc_edit,) = params.edit.document_changes
         uri, doc = doc_edit.text_document.uri, self.docs[doc_edit.text_document.uri]
         if self.refuse or doc_edit.text_document.version != doc.version:
@@ -109,6 +112,23 @@ async def test_a_rewrite_streams_into_the_editor_through_the_host() -> None:
         final = host.statuses[-1]["request"]
         assert final["model"] == "model-for-rewrite" and final["outcome"] == "finished"
         assert final["edits_applied"] == len(host.applied)
+        await host.close()
+
+
+async def test_a_rewrites_edits_are_one_group_and_its_revert_is_on_its_own() -> None:
+    """The host learns which rewrite each edit belongs to (VS Code makes one undo step of them); the
+    revert's edit belongs to none (it is an undo step of its own)."""
+    answer = "def area(width, height):\n    return width * height\n"
+    async with FakeTransport(responder(answer, chunk=3)) as transport:
+        host = FakeHost(transport)
+        host.open(URI, TEXT)
+        host.rewrites = Rewrites(host)
+        run = await host.rewrites.start(URI, _selection(TEXT, "def area(w, h):\n    return w*h\n"), "names", "replace")
+        await asyncio.wait_for(run.done.wait(), 5)
+        assert len(host.groups) >= 2 and set(host.groups) == {run.id}
+        result = await asyncio.wait_for(host.rewrites.revert(URI), 5)
+        assert result["reverted"] and host.editor[URI] == TEXT
+        assert host.groups[-1] is None and host.groups[:-1] == [run.id] * (len(host.groups) - 1)
         await host.close()
 
 

@@ -55,3 +55,21 @@ async def test_an_unappliable_change_marks_the_document_unsafe_until_reopened(ca
             await ed.stop()
     assert outcome["outcome"] == "finished"
     assert ed.text(URI) == TEXT.replace("old = 2", "new = 20\n")
+
+
+async def test_a_rewrite_for_a_version_the_server_has_not_seen_is_refused(tmp_path):
+    """Eglot does not send pending typing before executeCommand: a range taken from its newer text would
+    rewrite the wrong characters. With the version it was taken from, the server refuses instead."""
+    async with Gateway("new = 20\n", tmp_path, rate=0) as gw:
+        ed = Editor()
+        await ed.start({"endpoint": gw.url, "model": "scripted"})
+        try:
+            ed.open(URI, TEXT)
+            begin = TEXT.index("old = 2")
+            arg = {"uri": URI, "range": ed.range_of(URI, begin, begin + len("old = 2")), "version": 2}
+            with pytest.raises(JsonRpcException, match="not reported its latest changes"):
+                await ed.command("flowedit.rewrite", arg)
+            outcome = await ed.outcome((await ed.command("flowedit.rewrite", {**arg, "version": 1}))["id"])
+        finally:
+            await ed.stop()
+    assert outcome["outcome"] == "finished" and ed.text(URI) == TEXT.replace("old = 2", "new = 20\n")

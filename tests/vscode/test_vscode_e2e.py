@@ -4,8 +4,10 @@ Path: Chromium ⇄ code-server (VS Code 1.100.3) ⇄ the FlowEdit VSIX (vscode-l
 `python -m flowedit.cli lsp` over stdio ⇄ one WebSocket ⇄ `flowedit serve` (the scripted model stand-in).
 Builds and packages the extension (`npm run package`), installs the VSIX into a fresh code-server
 profile, resets the workspace fixture, and runs client-vscode/e2e/e2e.js, which drives the page through
-the steps of issue 5, then a rewrite in a one-line file of a CRLF buffer and ghost text after an auto-closed
-bracket, and saves screenshots under test-output/vscode/shots/.
+the steps of issue 5 (with the editors' habits: the rewrite is one undo step and one redo, its block is not
+left selected, the lightbulb's "Rewrite selection…" asks for the instruction), then a rewrite in a one-line
+file of a CRLF buffer and ghost text after an auto-closed bracket, and saves screenshots under
+test-output/vscode/shots/.
 
 Skipped unless FLOWEDIT_VSCODE_E2E=1; with it set, anything missing is a failure. The tools come from
 `bash client-vscode/ci/setup.sh` (Debian chromium, npm dependencies, code-server).
@@ -59,6 +61,7 @@ ANSWER = (
 REWRITE_RATE, REWRITE_FIRST_TOKEN_MS = 10, 300  # 53 tokens ≈ 5.6 s: slow enough to watch it land
 GHOST_ANSWER = "total([4, 5, 6]) + FLOWEDIT_GHOST"
 INSTRUCTION = "Use clearer names and add a docstring"
+CODE_ACTION_INSTRUCTION = "Rename the loop variable"  # typed after the lightbulb's "Rewrite selection…"
 
 # 6: a one-line file (no line break at all) in a CRLF buffer; part of the line is rewritten into many lines
 ONE_LINE_FIXTURE = "one_line_crlf.py"
@@ -93,6 +96,11 @@ QUIET = {
     "editor.suggestOnTriggerCharacters": False, "editor.formatOnSave": False, "editor.minimap.enabled": False, "chat.commandCenter.enabled": False,
     "git.enabled": False, "git.openRepositoryInParentFolders": "never",
 }
+
+
+def _line_col(text_before: str) -> tuple[int, int]:
+    """VS Code's 1-based line and column of the position after `text_before`."""
+    return text_before.count("\n") + 1, len(text_before.rsplit("\n", 1)[-1]) + 1
 
 
 def _require() -> None:
@@ -186,7 +194,8 @@ def _collect_logs() -> None:
 
 
 def test_vscode_unit_tests() -> None:
-    """The extension's pure parts (settings mapping, status, restarts, partial accepts): node:test."""
+    """The extension's pure parts (settings mapping, status, restarts, partial accepts, a rewrite's undo
+    step and end, the open rewrite's instruction): node:test."""
     _require()
     OUT.mkdir(parents=True, exist_ok=True)
     asyncio.run(_run(["npm", "test"], CLIENT, OUT / "unit.log", 120))
@@ -231,6 +240,9 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
             "selection": {"fromLine": FROM_LINE, "toLine": TO_LINE, "start": start, "end": end},
             "answerSeconds": REWRITE_FIRST_TOKEN_MS / 1000 + tokens / REWRITE_RATE,
             "instruction": INSTRUCTION, "presetTitle": "Fix bugs", "escapeAfterStates": 8,
+            "codeActionInstruction": CODE_ACTION_INSTRUCTION,
+            # after the rewrite, the cursor at the end of the rewritten block with nothing selected
+            "cursorAfter": "Ln {}, Col {}".format(*_line_col(ORIGINAL[:start] + ANSWER)),
             "ghostTyped": "answer = ", "ghostMarker": "FLOWEDIT_GHOST",
             "rewriteSettings": {**base, "flowedit.endpoint": rewrite_gw.url, "flowedit.inline.enabled": False},
             "crlf": {
@@ -290,6 +302,12 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     texts = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["fileUri"]]
     assert config["expected"] in texts and texts[-1] == ORIGINAL
     assert steps["2-rewrite"]["intermediateStates"] >= 3
+    # one undo step per rewrite, and the block not left selected
+    assert steps["2-rewrite"]["oneUndo"] and steps["2-rewrite"]["oneRedo"], steps["2-rewrite"]
+    assert steps["2-rewrite"]["cursorAfter"] == config["cursorAfter"], steps["2-rewrite"]
+    # the lightbulb's "Rewrite selection…" asked for the instruction and ran with it
+    rewrites = [c for c in changes if c["event"] == "rewrite"]
+    assert [r["instruction"] for r in rewrites][:2] == [INSTRUCTION, CODE_ACTION_INSTRUCTION], rewrites
     assert steps["1-ghost-text"]["partialAccept"], "accept-word was not forwarded as a partial accept"
     # 6: the answer once, in CRLF, in the editor and on disk; finished. On the way, never more than the
     # answer and the text it replaces (the answer inserted again and again is)

@@ -32,6 +32,9 @@ class RewriteArgs(BaseModel):
     range: _Range
     instruction: str | None = None
     mode: Literal["replace", "diff", "auto"] | None = None
+    # the document version the range was taken from: a client that may not have reported its latest
+    # typing yet (Eglot does not flush before executeCommand) passes it, and a mismatch is refused
+    version: int | None = None
 
 
 class InterruptArgs(BaseModel):

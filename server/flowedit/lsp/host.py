@@ -41,8 +41,11 @@ class Host(Protocol):
     async def link(self, kind: Kind) -> tuple[ModelLink, str]:
         """The long-lived link to the endpoint serving `kind` and the model to ask."""
 
-    async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult | None:
-        """`workspace/applyEdit`; the editor's answer (raises when the request itself fails)."""
+    async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams,
+                         group: str | None = None) -> lsp.ApplyWorkspaceEditResult | None:
+        """`workspace/applyEdit`; the editor's answer (raises when the request itself fails). `group`: the
+        rewrite the edit belongs to — an editor that can (VS Code, through `flowedit/applyRewriteEdit`)
+        makes one undo step of a group's edits; None: an edit of its own (a revert)."""
 
     async def create_progress(self, token: str) -> bool:
         """`window/workDoneProgress/create`; False when the client has no progress UI or refused."""

@@ -98,9 +98,13 @@ class Rewrites:
             raise RewriteRefused(lost_track(doc))
         return doc
 
-    async def request(self, uri: str, selection: lsp.Range, instruction: str | None, mode: str | None) -> RewriteRun:
+    async def request(self, uri: str, selection: lsp.Range, instruction: str | None, mode: str | None,
+                      version: int | None = None) -> RewriteRun:
         """`flowedit.rewrite`: check what the editor asked for, then `start` it; RewriteRefused says why not."""
         doc = self.document(uri)
+        if version is not None and version != doc.version:
+            raise RewriteRefused(f"the editor has not reported its latest changes yet (its version {version}, "
+                                 f"the server has {doc.version}); try again")
         if (glob := excluded_by(uri, self.host.settings.exclude)) is not None:
             raise RewriteRefused(f"{uri} matches the exclude pattern {glob!r}: it is never sent to a model")
         try:
@@ -291,7 +295,7 @@ class Rewrites:
             enc = self.host.encoding
             params = convert.workspace_edit(run.session.doc, batch, enc,
                                             "FlowEdit revert" if batch.revert else "FlowEdit rewrite")
-            self._spawn(run, self._apply(run, batch.id, params))
+            self._spawn(run, self._apply(run, batch.id, params, None if batch.revert else run.id))
         if run.timer is not None:
             run.timer.cancel()
             run.timer = None
@@ -300,10 +304,12 @@ class Rewrites:
             run.timer = loop.call_at(wake + 0.001, self.pump, run)
         self._handle_events(run)
 
-    async def _apply(self, run: RewriteRun, batch_id: int, params) -> None:
+    async def _apply(self, run: RewriteRun, batch_id: int, params, group: str | None) -> None:
+        """Send one batch; `group` (the rewrite's id, None for the revert) lets the editor make the
+        rewrite's edits one undo step, the revert one of its own."""
         reason = None
         try:
-            result = await asyncio.wait_for(self.host.apply_edit(params), APPLY_TIMEOUT_S)
+            result = await asyncio.wait_for(self.host.apply_edit(params, group), APPLY_TIMEOUT_S)
             applied = bool(result and result.applied)
             if not applied:
                 reason = getattr(result, "failure_reason", None)

@@ -28,6 +28,9 @@ from flowedit.model.transport import redact
 
 log = logging.getLogger(__name__)
 STATUS = "flowedit/status"
+# a rewrite's edit to a client that declared `experimental.flowedit.rewriteEdits` (the VS Code extension):
+# workspace/applyEdit's params plus `rewrite`, the rewrite's id; the same answer as workspace/applyEdit
+REWRITE_EDIT = "flowedit/applyRewriteEdit"
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
 
 
@@ -40,6 +43,10 @@ class FloweditProtocol(LanguageServerProtocol):
         as_sent = copy.deepcopy(params)
         for handler, _, kwargs in super().lsp_text_document__did_change(params):
             yield handler, (as_sent,), kwargs
+
+    def get_result_type(self, method: str):
+        # our request is answered like workspace/applyEdit: read the answer as that (not as namedtuples)
+        return lsp.ApplyWorkspaceEditResponse if method == REWRITE_EDIT else super().get_result_type(method)
 
 
 class FloweditServer(LanguageServer):
@@ -113,8 +120,19 @@ class FloweditServer(LanguageServer):
         self.link_state = state
         self.send_status()
 
-    async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult | None:
-        return await self.workspace_apply_edit_async(params)
+    @property
+    def groups_rewrite_edits(self) -> bool:
+        """Whether the client takes a rewrite's edits as `flowedit/applyRewriteEdit` (and makes them one undo step)."""
+        experimental = self.client_capabilities.experimental
+        ours = experimental.get("flowedit") if isinstance(experimental, dict) else None
+        return isinstance(ours, dict) and ours.get("rewriteEdits") is True
+
+    async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams,
+                         group: str | None = None) -> lsp.ApplyWorkspaceEditResult | None:
+        if group is None or not self.groups_rewrite_edits:
+            return await self.workspace_apply_edit_async(params)
+        payload = {**self.protocol._converter.unstructure(params), "rewrite": group}
+        return await self.protocol.send_request_async(REWRITE_EDIT, payload)
 
     async def create_progress(self, token: str) -> bool:
         window = self.client_capabilities.window
@@ -228,7 +246,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     async def rewrite(ls: FloweditServer, *args: Any) -> dict[str, Any]:
         a: RewriteArgs = parse(RewriteArgs, args)
         try:
-            run = await ls.rewrites.request(a.uri, a.range.lsp(), a.instruction, a.mode)
+            run = await ls.rewrites.request(a.uri, a.range.lsp(), a.instruction, a.mode, a.version)
         except RewriteRefused as exc:
             ls.show_warning(f"FlowEdit: {exc}")
             raise JsonRpcInvalidParams(str(exc)) from None
