@@ -1,11 +1,15 @@
 -- Headless Neovim driver for tests/editors/test_neovim_completion.py: a real Neovim inserts the
--- `textDocument/completion` fallback item of `flowedit lsp` through its own UI path
--- (omnifunc = vim.lsp.omnifunc, <C-x><C-o> in insert mode, accept from the popup).
+-- `textDocument/completion` fallback item of `flowedit lsp` through its own UI path, then accepts it from
+-- the popup (<C-y>). Two paths:
+--   omnifunc        omnifunc = vim.lsp.omnifunc, <C-x><C-o> in insert mode (0.7+)
+--   lsp.completion  vim.lsp.completion.enable() on the buffer, vim.lsp.completion.get() in insert mode
+--                   (0.11+: on accept it expands a snippet item and runs the item's command)
 --
 -- Usage: nvim --headless --clean -u tests/editors/nvim_complete.lua file.py
 -- Env (set by the test), besides those of nvim_driver.lua:
 --   FLOWEDIT_NVIM_AFTER        the cursor goes right after the first occurrence of this text (insert mode)
 --   FLOWEDIT_NVIM_COMPLETEOPT  'completeopt' to use (optional; Neovim's default otherwise)
+--   FLOWEDIT_NVIM_COMPLETION   the path: omnifunc (default) or lsp.completion
 -- Exit: 0 = the driver got through (the test judges the outcome), 1 = the driver itself failed.
 --
 -- Keys given to nvim_feedkeys are only processed once Lua returns to the main loop, so every step after
@@ -85,23 +89,6 @@ local function main()
   if completeopt then vim.o.completeopt = completeopt end
   summary.completeopt = vim.o.completeopt
 
-  -- What Neovim sends and receives for textDocument/completion (vim.lsp.omnifunc calls
-  -- vim.lsp.buf_request through the module table, so wrapping it here sees its traffic).
-  summary.requests = {}
-  local orig_buf_request = vim.lsp.buf_request
-  vim.lsp.buf_request = function(b, method, params, handler, ...)
-    if method ~= 'textDocument/completion' then return orig_buf_request(b, method, params, handler, ...) end
-    local rec = { sent_ms = math.floor(ms() + 0.5), params = params }
-    table.insert(summary.requests, rec)
-    say('-> textDocument/completion %s', vim.fn.json_encode(params))
-    return orig_buf_request(b, method, params, function(err, result, ctx, config)
-      rec.answered_ms, rec.err, rec.result = math.floor(ms() + 0.5), err, result
-      say('<- textDocument/completion (%d ms) err=%s result=%s', rec.answered_ms - rec.sent_ms,
-        vim.inspect(err), vim.fn.json_encode(result == nil and vim.NIL or result))
-      if handler then return handler(err, result, ctx, config) end
-    end, ...)
-  end
-
   local completed = {}
   vim.api.nvim_create_autocmd('CompleteDone', { callback = function()
     -- (it also fires, with an empty item, when the omnifunc returns -2 to wait for the server)
@@ -115,18 +102,58 @@ local function main()
   })
   if not client then return fail(problem) end
 
-  -- the cursor right after `after`: in normal mode on the character that follows it, then `i`
-  local row, s
+  -- What Neovim sends and receives for textDocument/completion: every path ends in the client's request
+  -- method (0.7: client.request(...), 0.11: client:request(...)), so a wrapper on this client sees it all.
+  summary.requests = {}
+  local function watched(method, params, handler)
+    if method ~= 'textDocument/completion' then return handler end
+    local rec = { sent_ms = math.floor(ms() + 0.5), params = params }
+    table.insert(summary.requests, rec)
+    say('-> textDocument/completion %s', vim.fn.json_encode(params))
+    return function(err, result, ...)
+      rec.answered_ms, rec.err, rec.result = math.floor(ms() + 0.5), err, result
+      say('<- textDocument/completion (%d ms) err=%s result=%s', rec.answered_ms - rec.sent_ms,
+        vim.inspect(err), vim.fn.json_encode(result == nil and vim.NIL or result))
+      if handler then return handler(err, result, ...) end
+    end
+  end
+  local orig_request = client.request
+  if driver.NEW then
+    client.request = function(self, method, params, handler, ...)
+      return orig_request(self, method, params, watched(method, params, handler), ...)
+    end
+  else
+    client.request = function(method, params, handler, ...)
+      return orig_request(method, params, watched(method, params, handler), ...)
+    end
+  end
+
+  local path = env('FLOWEDIT_NVIM_COMPLETION', 'omnifunc')
+  summary.path = path
+  local trigger
+  if path == 'omnifunc' then
+    vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
+    trigger = '<C-x><C-o>'
+  elseif path == 'lsp.completion' then
+    if not vim.lsp.completion then return fail('this Neovim has no vim.lsp.completion') end
+    vim.lsp.completion.enable(true, client.id, bufnr)
+    trigger = '<Cmd>lua vim.lsp.completion.get()<CR>'
+  else
+    return fail('unknown FLOWEDIT_NVIM_COMPLETION ' .. path)
+  end
+
+  -- the cursor right after `after`: in normal mode on the character that follows it, then `i` (or `A`
+  -- when `after` ends its line)
+  local row, s, at_end
   for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
     s = string.find(line, after, 1, true)
-    if s then row = i; break end
+    if s then row, at_end = i, s - 1 + #after == #line; break end
   end
   if not row then return fail('text ' .. after .. ' not in the buffer') end
   vim.api.nvim_win_set_cursor(0, { row, s - 1 + #after })
-  vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
   step('before')
   local t_keys = ms()
-  feed('i<C-x><C-o>')
+  feed((at_end and 'A' or 'i') .. trigger)
 
   -- 1) the popup (or the single match) has our item
   when(function() return #(complete_info().items or {}) > 0 end, 10000, 'completion items', function()

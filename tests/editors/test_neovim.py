@@ -1,34 +1,28 @@
-"""A real Neovim (headless) as the editor: code action "Rewrite selection…" → streamed applyEdits → exact text.
+"""A real Neovim (headless; 0.7.2 and 0.11) as the editor: code action "Rewrite selection…" → streamed
+applyEdits → exact text.
 
 Path: nvim's built-in LSP client ⇄ `flowedit lsp` (stdio) ⇄ one WebSocket ⇄ `flowedit serve` (scripted model).
 The Lua driver (nvim_rewrite.lua) picks the action through `vim.ui.select`, watches the buffer while the
-answer streams, types above the region right after each didChange Neovim sends (so that Neovim 0.7 skips
-the server's next edit as stale while answering `applied: true`), and writes the buffer and a JSON summary.
-Skipped without `nvim` (a failure under FLOWEDIT_REQUIRE_EDITORS=1: see tests/editors/nvim.py).
+answer streams, types above the region right after each didChange Neovim sends (so that Neovim — 0.7 and 0.11
+alike — skips the server's next edit as stale while answering `applied: true`), and writes the buffer and a
+JSON summary. Skipped without a Neovim (a failure under FLOWEDIT_REQUIRE_EDITORS=1: see tests/editors/nvim.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.editors.nvim import drive, read
+from tests.editors.nvim import Nvim, drive, read
+from tests.editors.sample import ORIGINAL, TARGET
 
-TARGET = "OLD_EXPR"
-# the selection sits after non-ASCII on its line and has a tail after it, and lines below it
-ORIGINAL = (
-    "import os\n"
-    "café = OLD_EXPR  # keep this tail 😀\n"
-    "print(café)  # below 中文\n"
-    "z = 1\n"
-)
 # multi-line, non-ASCII (é, astral 😀, CJK), ~1,570 characters ≈ 390 tokens: ≈ 1.3 s at 300 tok/s
 ANSWER = "compute(\n" + "".join(f'    item_{i:02d}="é😀 中文 {i}",\n' for i in range(60)) + ")"
 RATE = 300
 TYPE_LINES = 3
 
 
-async def test_neovim_code_action_streams_rewrite_exactly(tmp_path: Path) -> None:
-    run = await drive("nvim_rewrite.lua", ANSWER, tmp_path, ORIGINAL, {
+async def test_neovim_code_action_streams_rewrite_exactly(nvim: Nvim, tmp_path: Path) -> None:
+    run = await drive(nvim, "nvim_rewrite.lua", ANSWER, tmp_path, ORIGINAL, {
         "FLOWEDIT_NVIM_TARGET": TARGET,
         "FLOWEDIT_NVIM_TYPE_LINES": str(TYPE_LINES),
     }, rate=RATE)

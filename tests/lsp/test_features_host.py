@@ -31,6 +31,7 @@ class FakeHost:
         self.docs: dict[str, Document] = {}
         self.encoding = Encoding.UTF16
         self.trusts_applied = True
+        self.client_capabilities = lsp.ClientCapabilities()
         self.editor: dict[str, str] = {}
         self.refuse = refuse
         self.applied: list[lsp.ApplyWorkspaceEditParams] = []

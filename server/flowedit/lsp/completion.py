@@ -18,6 +18,7 @@ ACCEPTED = "flowedit.completionAccepted"
 PARTIAL = "textDocument/didPartiallyAcceptCompletion"  # Copilot's name and shape
 SHOWN = "textDocument/didShowCompletion"
 _WORD = re.compile(r"[\w$]+$")
+_SNIPPET_SPECIAL = re.compile(r"[\\$}]")
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -85,18 +86,47 @@ async def completion_items(host: Host, completer: InlineCompleter,
     rest = rest[: fit(rest, _line_cursor(doc, offset)).cut]
     if not rest.strip():
         return lsp.CompletionList(is_incomplete=True, items=[])
-    line_start = doc.line_start(doc.line_of(offset))
-    word = _WORD.search(doc.text[line_start:offset])
+    before = doc.text[doc.line_start(doc.line_of(offset)) : offset]
+    word = _WORD.search(before)
     head = word.group(0) if word else ""
-    new_text = head + rest
     edit_range = convert.lsp_range(doc, offset - len(head), offset, host.encoding)
-    item = lsp.CompletionItem(
-        label=new_text.split("\n", 1)[0].strip()[:80] or new_text.strip()[:80], kind=lsp.CompletionItemKind.Text,
-        detail="FlowEdit", documentation=new_text if "\n" in new_text else None, filter_text=new_text,
-        sort_text="0", insert_text_format=lsp.InsertTextFormat.PlainText,
-        text_edit=lsp.TextEdit(range=edit_range, new_text=new_text),
-        command=_accept_command(suggestion, rest))
+    indent = before[: len(before) - len(before.lstrip(" \t"))]
+    snippets = snippet_support(host.client_capabilities)
+    item = _fallback_item(head + rest, edit_range, indent if snippets else None, _accept_command(suggestion, rest))
     return lsp.CompletionList(is_incomplete=True, items=[item])
+
+
+def _fallback_item(text: str, edit_range: lsp.Range, snippet_indent: str | None,
+                   command: lsp.Command) -> lsp.CompletionItem:
+    # Neovim 0.11 inserts only the first word of a plain-text item with a textEdit, a snippet item whole;
+    # clients without snippet support (Neovim 0.7, Eglot without yasnippet) insert newText as it is
+    snippet = snippet_indent is not None
+    multiline = "\n" in text
+    return lsp.CompletionItem(
+        # one line is its own label: Neovim 0.11's omnifunc inserts the label of a snippet item
+        label=(text.split("\n", 1)[0].strip()[:80] or text.strip()[:80]) if multiline else text,
+        kind=lsp.CompletionItemKind.Text, detail="FlowEdit", documentation=text if multiline else None,
+        filter_text=text, sort_text="0",
+        insert_text_format=lsp.InsertTextFormat.Snippet if snippet else lsp.InsertTextFormat.PlainText,
+        insert_text_mode=lsp.InsertTextMode.AdjustIndentation if snippet and multiline else None,
+        text_edit=lsp.TextEdit(range=edit_range, new_text=snippet_text(text, snippet_indent) if snippet else text),
+        command=command)
+
+
+def snippet_support(capabilities: lsp.ClientCapabilities | None) -> bool:
+    """Whether the client declares `completionItem.snippetSupport`."""
+    completion = capabilities.text_document.completion if capabilities and capabilities.text_document else None
+    item = completion.completion_item if completion else None
+    return bool(item and item.snippet_support)
+
+
+def snippet_text(text: str, indent: str = "") -> str:
+    """An LSP snippet that inserts exactly `text` on a line indented by `indent`: `\\`, `$` and `}` escaped
+    (no tabstop, no variable), and the lines after the first relative to that indentation, since a snippet
+    client adds the line's indentation to each of them (LSP `InsertTextMode.adjustIndentation`; a line
+    indented less than `indent` cannot be said that way and is left as it is)."""
+    first, *others = _SNIPPET_SPECIAL.sub(r"\\\g<0>", text).split("\n")
+    return "\n".join([first, *(line.removeprefix(indent) for line in others)])
 
 
 def partially_accepted(host: Host, completer: InlineCompleter, params: Any) -> None:

@@ -35,6 +35,10 @@ class Host(Protocol):
         """The position encoding negotiated with the client."""
 
     @property
+    def client_capabilities(self) -> lsp.ClientCapabilities:
+        """What the client declared in `initialize`."""
+
+    @property
     def trusts_applied(self) -> bool:
         """Whether the client's `applied: true` means applied (it refuses edits for another version)."""
 

@@ -1,0 +1,10 @@
+"""The file every real-editor rewrite test opens: the selection sits after non-ASCII on its line, with a tail
+after it and lines below it (editors clamp bad columns silently: text after the insertion point shows it)."""
+
+TARGET = "OLD_EXPR"
+ORIGINAL = (
+    "import os\n"
+    "café = OLD_EXPR  # keep this tail 😀\n"
+    "print(café)  # below 中文\n"
+    "z = 1\n"
+)
