@@ -80,9 +80,19 @@ def write_tiny_llama(path: Path) -> None:
     def weights(*shape: int) -> object:
         return (rng.standard_normal(shape) * 0.02).astype(np.float32)
 
-    writer.add_tensor("token_embd.weight", weights(len(tokens), embd))
+    # Random weights, but never an answer that ends at once: every embedding carries a constant in
+    # dimension 0 (so the normed hidden state has a large positive component there), and only the word
+    # tokens read it in the output layer — their logits are ≈ +8, every control/byte token's ≈ 0, so even
+    # sampled (temperature 0.8 on /infill) the model says words, not EOS (it did, 1 run in ~10).
+    embeddings = weights(len(tokens), embd)
+    embeddings[:, 0] = 1.0
+    output = weights(len(tokens), embd)
+    is_word = np.array([t == T.NORMAL for t in types])
+    output[~is_word] = 0.0
+    output[is_word, 0] = 1.0
+    writer.add_tensor("token_embd.weight", embeddings)
     writer.add_tensor("output_norm.weight", ones)
-    writer.add_tensor("output.weight", weights(len(tokens), embd))
+    writer.add_tensor("output.weight", output)
     writer.add_tensor("blk.0.attn_norm.weight", ones)
     for name in ("attn_q", "attn_k", "attn_v", "attn_output"):
         writer.add_tensor(f"blk.0.{name}.weight", weights(embd, embd))
