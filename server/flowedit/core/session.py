@@ -216,8 +216,7 @@ class RewriteSession:
         moved = self.region.rebase_through(change)
         if moved is None:
             self.dirty = True
-            start = self._off_crlf(self.region.start)
-            self.region = Region(start, max(start, self._off_crlf(self.region.end + change.delta)))
+            self.region = Region(self.region.start, max(self.region.start, self.region.end + change.delta))
             if self.state in (State.STREAMING, State.STOPPING):
                 self._stop(Conflict("you edited inside the region being rewritten; the rewrite stopped there"),
                            force=True)
@@ -305,6 +304,9 @@ class RewriteSession:
             return "this rewrite was already reverted"
         if self not in self.doc.observers:
             return "the document was closed since"
+        # after a conflict the region's ends may fall between a CR and its LF: no LSP position names that
+        start = self._off_crlf(self.region.start)
+        self.region = Region(start, max(start, self._off_crlf(self.region.end)))
         self.state = State.REVERTING
         self._refusals = 0
         return None
