@@ -3,15 +3,10 @@
 Sans-I/O: the glue feeds it model deltas, the document's changes (it observes a `Document`), editor
 answers to applied edits and the time; it hands out `EditBatch`es and `SessionEvent`s.
 
-How an applied edit is recognised without trusting editors' echo timing: a batch is built against the
-document's version V. The editor either applies it as the very next change after V, or not at all
-(VS Code answers `applied: false`, Neovim 0.7 silently skips it yet answers `applied: true`). So the first
-notification the document reports after V decides: if its first changes, together, have the batch's
-effect, they are the batch's echo (VS Code reports one edit as several minimal pieces, Neovim merges it
-with the user's typing that follows); otherwise the batch was not applied, those changes are the user's,
-and the batch's text is sent again, rebased, against the newer version. The echo can come before the
-answer (pytest-lsp), after it, or much later (Neovim's debounce); the next batch waits for both, so at
-most one batch is ever in flight and deltas that arrive meanwhile are coalesced into the next one.
+How an applied edit is recognised without trusting editors' echo timing is `core.echo`'s; the echo can
+come before the editor's answer (pytest-lsp), after it, or much later (Neovim's debounce); the next batch
+waits for both, so at most one batch is ever in flight and deltas that arrive meanwhile are coalesced
+into the next one.
 """
 
 from __future__ import annotations
@@ -22,27 +17,13 @@ from dataclasses import dataclass, field, replace
 from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Mode, Reverted,
                                   RevertFailed, SessionEvent, SessionLimits, State)
 from flowedit.core.diffstream import Block, DiffFormatError, DiffStream, Hunk
+from flowedit.core.echo import EchoProbe, InFlight
 from flowedit.core.linediff import block_change, minimal_change
 from flowedit.core.passing import OldText
 from flowedit.core.region import Region
-from flowedit.core.text import LINE_ENDS, Change, Document, LineEnds, compose, same_effect, with_line_ends
+from flowedit.core.text import Change, Document, LineEnds, with_line_ends
 
 _batch_ids = itertools.count(1)
-
-
-@dataclass
-class _InFlight:
-    batch: EditBatch
-    before: str  # the replaced text, for the record
-    sent_at: float
-    advance: int  # answer characters (replace mode) or blocks (diff mode) this batch writes
-    epoch: int
-    final: bool = False  # replace mode: it also removes what is left of the old text
-    acked: bool | None = None  # None: no answer yet
-    echoed: bool = False
-    dead: bool = False  # overtaken by another change: it was not (and will not be) applied
-    snapshot: tuple = ()  # the session's bookkeeping when it was sent
-    since: list[Change] = field(default_factory=list)  # every change seen until the editor answered
 
 
 @dataclass
@@ -77,11 +58,8 @@ class RewriteSession:
         self._line_shift = 0
         self._model_done = False
         self._pending_stop: SessionEvent | None = None
-        self._inflight: _InFlight | None = None
-        self._classifying = False  # the batch in flight awaits the first notification after its version
-        self._probe: list[Change] = []  # that notification's changes so far, held until it is decided
-        self._probe_base = ""  # the text at the batch's version
-        self._probe_effect: Change | None = None  # the probe's changes as one change against that text
+        self._inflight: InFlight | None = None
+        self._probe: EchoProbe | None = None  # the batch in flight awaits the first notification after its version
         self._refusals = 0
         self._races = 0
         self._refused: tuple[int, float] | None = None  # (version, time) of the last refusal
@@ -153,14 +131,11 @@ class RewriteSession:
         flight = self._inflight
         if flight is not None and flight.acked is None:
             flight.since.append(change)
-        if self._classifying and flight is not None:
-            if not self._probe:
-                self._probe_base, self._probe_effect = before, change
-            else:
-                self._probe_effect = compose(self._probe_effect, change, before)
-            self._probe.append(change)
-            if self._is_echo(flight):
-                self._classifying, self._probe = False, []
+        if self._probe is not None and flight is not None:
+            if self._probe.add(change, before):
+                if self._probe.eol is not None:
+                    self._learn_eol(flight, self._probe.as_applied, self._probe.eol)
+                self._probe = None
                 flight.echoed = True
                 self._on_applied(flight)
                 if flight.acked is not None:
@@ -168,26 +143,7 @@ class RewriteSession:
             return
         self._user_change(change)
 
-    def _is_echo(self, flight: _InFlight) -> bool:
-        """Whether the changes held since the batch's version are the batch, as the editor applied it.
-
-        Editors normalise the line breaks they insert to the buffer's (VS Code does, even in a one-line
-        file of a CRLF buffer, where nothing showed the buffer's EOL): an echo equal to the batch up to
-        line ends is the batch. Its line ends are the buffer's: they are learnt, and what follows is
-        streamed in them."""
-        change = flight.batch.change
-        if same_effect(self._probe_effect, change, self._probe_base):
-            return True
-        if "\r" not in change.text and "\n" not in change.text:
-            return False
-        for eol in LINE_ENDS:
-            variant = Change(change.start, change.end, with_line_ends(change.text, eol))
-            if variant.text != change.text and same_effect(self._probe_effect, variant, self._probe_base):
-                self._learn_eol(flight, variant, eol)
-                return True
-        return False
-
-    def _learn_eol(self, flight: _InFlight, as_applied: Change, eol: str) -> None:
+    def _learn_eol(self, flight: InFlight, as_applied: Change, eol: str) -> None:
         """The editor writes line breaks as `eol`: the batch in flight landed as `as_applied`."""
         if self.mode is Mode.REPLACE and not flight.batch.revert:
             old, w = self._answer, self._written
@@ -202,8 +158,7 @@ class RewriteSession:
     def _not_applied(self, *, race: bool = True) -> None:
         """The batch in flight did not land: the changes held while deciding were the user's."""
         flight = self._inflight
-        self._classifying = False
-        held, self._probe = self._probe, []
+        held, self._probe = (self._probe.held if self._probe else []), None
         if flight is not None and not flight.dead:
             flight.dead = True
             self._races += race
@@ -228,7 +183,7 @@ class RewriteSession:
     def on_version(self, version: int) -> None:
         """The document reached `version` (after the changes of one notification)."""
         self._version = version
-        if self._classifying and self._probe:  # the first notification after the batch did not hold it
+        if self._probe is not None and self._probe.held:  # the first notification after the batch did not hold it
             self._not_applied()
         if self._refused is not None and version != self._refused[0] and (self._refusals or self._stale):
             # the refusal is explained: the user typed while the edit was on its way; that is a race
@@ -271,7 +226,7 @@ class RewriteSession:
         if flight.echoed or flight.dead:
             self._resolve()
 
-    def _applied_unechoed(self, flight: _InFlight) -> None:
+    def _applied_unechoed(self, flight: InFlight) -> None:
         """The editor applied `flight` (it says so and it checks versions): a stop or a revert waiting on
         it is over now; its echo, when it comes, still updates the bookkeeping."""
         if self.state is State.STOPPING and self._pending_stop is not None:
@@ -332,7 +287,7 @@ class RewriteSession:
             return None
         batch = EditBatch(next(_batch_ids), self.doc.uri, self._version, change, revert=self.state is State.REVERTING)
         final = self.mode is Mode.REPLACE and self.state is State.STREAMING and self._model_done and bool(self._answer)
-        self._inflight = _InFlight(batch, self.doc.text[change.start : change.end], now, advance, self._epoch,
+        self._inflight = InFlight(batch, self.doc.text[change.start : change.end], now, advance, self._epoch,
                                    final=final, snapshot=self._bookkeeping())
         if self._inflight.before == change.text:
             # a no-op: an editor applies it without reporting any change, so never send it; it is done
@@ -340,7 +295,7 @@ class RewriteSession:
             self._on_applied(self._inflight, sent=False)
             self._resolve()
             return self.poll(now)
-        self._classifying, self._probe = True, []
+        self._probe = EchoProbe(change)
         self.batches_sent += 1
         return batch
 
@@ -420,7 +375,7 @@ class RewriteSession:
             self._written, self._tail_gone, self._line_shift, self._applied_blocks = (
                 written, tail_gone, line_shift, applied_blocks)
 
-    def _on_applied(self, flight: _InFlight, *, sent: bool = True) -> None:
+    def _on_applied(self, flight: InFlight, *, sent: bool = True) -> None:
         change = flight.batch.change
         if sent:  # a no-op is done without being sent: it proves nothing about the editor
             self.batches_applied += 1

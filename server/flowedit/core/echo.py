@@ -1,0 +1,76 @@
+"""Recognising an editor's report of the edit we sent: the batch in flight and the probe of its echo.
+
+A batch is built against the document's version V. The editor either applies it as the very next change
+after V, or not at all (VS Code answers `applied: false`, Neovim 0.7 silently skips it yet answers
+`applied: true`). So the first notification the document reports after V decides: if its first changes,
+together, have the batch's effect, they are the batch's echo (VS Code reports one edit as several minimal
+pieces, Neovim merges it with the user's typing that follows); otherwise the batch was not applied and
+those changes are the user's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flowedit.core.events import EditBatch
+from flowedit.core.text import LINE_ENDS, Change, compose, same_effect, with_line_ends
+
+
+@dataclass
+class InFlight:
+    """A batch sent to the editor and what the session knows of its fate."""
+
+    batch: EditBatch
+    before: str  # the replaced text, for the record
+    sent_at: float
+    advance: int  # answer characters (replace mode) or blocks (diff mode) this batch writes
+    epoch: int
+    final: bool = False  # replace mode: it also removes what is left of the old text
+    acked: bool | None = None  # None: no answer yet
+    echoed: bool = False
+    dead: bool = False  # overtaken by another change: it was not (and will not be) applied
+    snapshot: tuple = ()  # the session's bookkeeping when it was sent
+    since: list[Change] = field(default_factory=list)  # every change seen until the editor answered
+
+
+class EchoProbe:
+    """The changes of the first notification after a batch's version, held until they are known to be
+    the batch's echo (`add` says so) or not (the notification ended first: they are the user's)."""
+
+    def __init__(self, expected: Change) -> None:
+        self.expected = expected
+        self.held: list[Change] = []
+        self.eol: str | None = None  # the line ends the editor wrote the batch in, when not ours
+        self._base = ""  # the text at the batch's version
+        self._effect: Change | None = None  # the held changes as one change against that text
+
+    def add(self, change: Change, before: str) -> bool:
+        """Hold one more change (`before`: the text it applied to); True once the held changes are the
+        batch as the editor applied it.
+
+        Editors normalise the line breaks they insert to the buffer's (VS Code does, even in a one-line
+        file of a CRLF buffer, where nothing showed the buffer's EOL): an echo equal to the batch up to
+        line ends is the batch; `eol` then names the line ends it was written in."""
+        if not self.held:
+            self._base, self._effect = before, change
+        else:
+            self._effect = compose(self._effect, change, before)
+        self.held.append(change)
+        expected = self.expected
+        if same_effect(self._effect, expected, self._base):
+            return True
+        if "\r" not in expected.text and "\n" not in expected.text:
+            return False
+        for eol in LINE_ENDS:
+            variant = with_line_ends(expected.text, eol)
+            if variant != expected.text and same_effect(self._effect, Change(expected.start, expected.end, variant),
+                                                        self._base):
+                self.eol = eol
+                return True
+        return False
+
+    @property
+    def as_applied(self) -> Change:
+        """The batch's change as the editor applied it (in its line ends)."""
+        e = self.expected
+        return e if self.eol is None else Change(e.start, e.end, with_line_ends(e.text, self.eol))
