@@ -25,11 +25,16 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
+from flowedit.core.echo import EditorHabits
 from flowedit.core.region import Region
 from flowedit.core.session import EditBatch, Mode, RewriteSession
 from flowedit.core.text import Change, Document, Encoding, Position
 
 URI = "file:///sim.py"
+# what the glue knows of each imitated client (EditorHabits.of_client from its clientInfo)
+HABITS = {"pytest-lsp": EditorHabits(), "vscode": EditorHabits(one_version_per_edit=True),
+          "vscode-minimal": EditorHabits(one_version_per_edit=True), "nvim07": EditorHabits(applied_means_applied=False),
+          "eglot": EditorHabits(one_version_per_edit=True, normalises_eol=False)}
 
 
 def units(s: str, enc: str) -> int:
@@ -183,8 +188,7 @@ class SimServer:
                  behaviour: str = "vscode") -> None:
         self.enc = Encoding(enc)
         self.doc = Document(URI, text, version=1)
-        # the glue trusts `applied: true` from every client but Neovim (it says so for a skipped edit)
-        self.session = RewriteSession(self.doc, Region(start, end), mode, trust_applied=behaviour != "nvim07")
+        self.session = RewriteSession(self.doc, Region(start, end), mode, habits=HABITS[behaviour])
         self.inbox: deque[tuple[int, int, WireChange, bool]] = deque()
         self.now = 0.0
 

@@ -436,6 +436,39 @@ def test_eglot_refusing_every_edit_while_the_user_types_does_not_kill_the_stream
     assert (final, outcome) == ("k" * 100 + text.replace(OLD, NEW), [Finished])
 
 
+def test_eglot_busy_in_another_buffer_reports_nothing_yet_the_whole_answer_streams_in():
+    """The user types in another buffer: Emacs is never idle, so Eglot reports none of our edits. Each one
+    it answered `applied: true` (it checks versions, one per edit) is in its buffer: the next follows at
+    once. Its report, when it comes at last, is our edits (recognised, not applied twice) and then the
+    user's typing; the rewrite can be reverted exactly."""
+    text = "top = 1\n" + OLD + "# after\n"
+    editor, server = make(text, OLD, "eglot")
+    pieces = [NEW[i : i + 3] for i in range(0, len(NEW), 3)]
+    for piece in pieces + [None]:
+        if piece is None:
+            server.session.finish()
+        else:
+            server.session.delta(piece)
+        server.now += 0.01
+        server.pump()
+        while server.inbox or editor.outbox:  # what is on the wire; Eglot's idle timer never fires
+            while server.inbox:
+                editor.receive(*server.inbox.popleft())
+            while deliver_one(editor, server):
+                pass
+    assert kinds(server) == [Finished]
+    assert editor.text == server.doc.text == text.replace(OLD, NEW)
+    assert editor.server_edits_applied > 10 and server.doc.reported_version == 1
+    editor.user_edit(len(editor.text), len(editor.text), "# typed later\n")
+    settle(editor, server)  # the user pauses: Eglot reports everything in one didChange
+    assert server.doc.reported_version == server.doc.version == editor.version
+    assert server.doc.text == editor.text == text.replace(OLD, NEW) + "# typed later\n"
+    assert server.session.revert() is None
+    settle(editor, server)
+    assert kinds(server) == [Reverted]
+    assert editor.text == server.doc.text == text + "# typed later\n"
+
+
 def test_an_editor_that_refuses_for_an_older_version_forever_ends_the_rewrite_with_a_reason():
     editor, server = make("top\nSEL\n", "SEL", "eglot")
     server.session.delta("answer")

@@ -138,7 +138,8 @@ Returns (RESULT . MILLISECONDS)."
 (defun flowedit-revert ()
   "`flowedit.revert' of the buffer; notes its result and how long it took."
   (pcase-let ((`(,result . ,ms)
-               (flowedit-command 'flowedit.revert :uri (eglot--path-to-uri buffer-file-name))))
+               (flowedit-command 'flowedit.revert
+                                 :uri (eglot--path-to-uri (buffer-file-name flowedit-buffer)))))
     (flowedit-say "flowedit.revert -> %S (%.1f ms)" result ms)
     (flowedit-note 'revert result)
     (flowedit-note 'revert_ms ms)

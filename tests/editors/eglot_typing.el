@@ -8,6 +8,7 @@
 ;;   C-c r  mark the target, run `flowedit.rewrite' on it (mode replace), go to the top of the buffer
 ;;   C-c k  type `k' the moment Eglot next reports a change: the user's key gets there before the edit
 ;;          the server sends on that report (it is then one for the version Eglot has just left)
+;;   C-c o  go to another buffer (*notes*, no server): what the user types there is no change of the file
 ;;   C-c v  `flowedit.revert'
 ;;   C-c q  write the buffer and the summary, and exit (0 = the driver got through)
 ;; What happens is told to the test as JSON lines on the control connection: ready, rewriting, applied,
@@ -53,6 +54,11 @@
               (setq flowedit-key-on-report nil)
               (flowedit-tell "typed" :after_did_change flowedit-did-change))))
 
+(defun flowedit-test-other-buffer ()
+  (interactive)
+  (switch-to-buffer (get-buffer-create "*notes*"))
+  (flowedit-tell "elsewhere"))
+
 (defun flowedit-test-revert ()
   (interactive)
   (flowedit-guarded
@@ -81,6 +87,7 @@
 
 (global-set-key (kbd "C-c r") #'flowedit-test-rewrite)
 (global-set-key (kbd "C-c k") #'flowedit-test-arm-key)
+(global-set-key (kbd "C-c o") #'flowedit-test-other-buffer)
 (global-set-key (kbd "C-c v") #'flowedit-test-revert)
 (global-set-key (kbd "C-c q") #'flowedit-test-quit)
 

@@ -248,6 +248,21 @@ class EmacsTerminal:
             raise AssertionError(f"{why} before it told {event!r} {count} time(s)" + await self.diagnostics())
         return self.seen(event)[count - 1]
 
+    async def type(self, key: bytes, count: int, interval_s: float) -> float:
+        """`count` presses of `key`, `interval_s` apart (the typist's pace); when the last one went."""
+        for _ in range(count):
+            await asyncio.sleep(interval_s)  # ok: the typist's pace (an input, not a wait)
+            self.press(key)
+        return asyncio.get_running_loop().time()
+
+    async def outcome_then_revert(self) -> tuple[dict, dict]:
+        """Wait for the rewrite's end, press C-c v (revert) and C-c q; the "outcome" and "reverted" events."""
+        outcome = await self.wait_for("outcome", timeout=45)
+        self.press(b"\x03v")
+        reverted = await self.wait_for("reverted")
+        await self.quit()
+        return outcome, reverted
+
     async def quit(self, timeout: float = 15) -> None:
         """C-c q: the driver writes the buffer and the summary and exits; fails unless it got through."""
         assert self.proc is not None

@@ -11,7 +11,9 @@ to nil (else Eglot asks to confirm every streamed edit); every other Eglot setti
 - `emacs -nw` in a pseudo-terminal (eglot_typing.el) goes idle like a user's Emacs. The test types above
   the streaming region: a first key the moment Eglot reports an edit (so the server's next edit names the
   version Eglot has just left, which Eglot refuses: "Edits on ‘file.py’ require version N, you have M"),
-  then 24 keys at 80 ms on the terminal, through which Eglot (idle time 0.5 s) reports nothing.
+  then 24 keys at 80 ms on the terminal, through which Eglot (idle time 0.5 s) reports nothing. Another
+  test types in another buffer while the whole rewrite streams: Eglot reports none of it until the user
+  pauses, and the stream must not wait for those reports.
 Skipped without `emacs` and elpa-eglot (a failure under FLOWEDIT_REQUIRE_EDITORS=1: see tests/editors/emacs.py).
 """
 
@@ -80,14 +82,9 @@ async def test_eglot_in_a_terminal_survives_typing_above_the_stream(tmp_path: Pa
             term.press(b"\x03k")  # C-c k: the first key lands as Eglot reports an edit
             first_key = await term.wait_for("typed")
             await term.wait_for("refused")  # the server's next edit named the version Eglot had left
-            for _ in range(KEYS - 1):
-                await asyncio.sleep(KEY_INTERVAL_S)  # ok: the typist's pace (an input, not a wait)
-                term.press(b"k")
-            last_key_at = asyncio.get_running_loop().time()
-            outcome = (await term.wait_for("outcome", timeout=45))["outcome"]
-            term.press(b"\x03v")  # C-c v: revert
-            reverted = await term.wait_for("reverted")
-            await term.quit()
+            last_key_at = await term.type(b"k", KEYS - 1, KEY_INTERVAL_S)
+            outcome, reverted = await term.outcome_then_revert()
+            outcome = outcome["outcome"]
             diagnostics = term.diagnostics
             events = term.events
     summary = files.summary()
@@ -117,3 +114,42 @@ async def test_eglot_in_a_terminal_survives_typing_above_the_stream(tmp_path: Pa
     assert reverted["result"]["reverted"] is True, await diagnostics()
     assert read(files.out) == typed + ORIGINAL, await diagnostics()  # the typing outside is kept
     assert reverted["ms"] < 2000, await diagnostics()
+
+
+async def test_eglot_in_a_terminal_streams_a_whole_rewrite_while_the_user_types_in_another_buffer(
+        tmp_path: Path) -> None:
+    """Typing anywhere keeps Emacs from going idle, so Eglot reports none of the streamed edits. Before,
+    the stream waited for the report of its first edit (and failed at the 10 s echo timeout); now each edit
+    Eglot answered `applied: t` is taken as applied (Eglot checks versions, one per edit) and the next one
+    follows at once: the rewrite finishes while the user is still typing."""
+    emacs = emacs_or_skip()
+    files = EmacsFiles(tmp_path)
+    files.write(ORIGINAL)
+    new = answer(150)  # ≈ 1,500 tokens: ≈ 1.5 s at 1,000 tok/s
+    keys = 60  # 4.8 s at 80 ms a key
+    async with Gateway(new, tmp_path, rate=RATE) as gw:
+        async with EmacsTerminal(emacs, "eglot_typing.el", files, gw.url, TARGET) as term:
+            await term.wait_for("ready")
+            term.press(b"\x03r")  # C-c r: rewrite the target
+            await term.wait_for("applied")
+            term.press(b"\x03o")  # C-c o: on to another buffer, typing there
+            elsewhere = await term.wait_for("elsewhere")
+            last_key_at = await term.type(b"n", keys, KEY_INTERVAL_S)
+            outcome, reverted = await term.outcome_then_revert()
+            diagnostics = term.diagnostics
+            events = term.events
+    summary = files.summary()
+    typing = [e for e in events if elsewhere["t"] <= e["t"] <= last_key_at]
+    applied = [e for e in typing if e["event"] == "applied"]
+    print(f"\nEmacs {summary['emacs']} Eglot {summary['eglot']} (-nw), typing in another buffer: "
+          f"outcome={outcome['outcome']['outcome']} after {(outcome['t'] - elsewhere['t']) * 1000:.0f} ms "
+          f"of typing, applied while typing={len(applied)}, "
+          f"reported while typing={sum(e['event'] == 'reported' for e in typing)}, "
+          f"revert_ms={reverted['ms']:.0f}")
+    assert not [e for e in typing if e["event"] == "reported"], "Eglot reported a change: Emacs went idle"
+    assert outcome["t"] < last_key_at, "the rewrite waited for the user to stop typing" + await diagnostics()
+    assert outcome["outcome"]["outcome"] == "finished", await diagnostics()
+    assert len(applied) >= 3, await diagnostics()
+    assert summary["streamed"] == ORIGINAL.replace(TARGET, new, 1), await diagnostics()
+    assert reverted["result"]["reverted"] is True, await diagnostics()
+    assert read(files.out) == ORIGINAL, await diagnostics()

@@ -8,6 +8,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from flowedit.core.echo import EditorHabits
 from flowedit.core.region import Region
 from flowedit.core.text import Change, Document, Encoding
 from flowedit.lsp.host import Host
@@ -30,7 +31,7 @@ class FakeHost:
         assert problems == []
         self.docs: dict[str, Document] = {}
         self.encoding = Encoding.UTF16
-        self.trusts_applied = True
+        self.habits = EditorHabits()
         self.client_capabilities = lsp.ClientCapabilities()
         self.editor: dict[str, str] = {}
         self.refuse = refuse

@@ -385,6 +385,30 @@ async def test_eglot_typing_above_a_stream_holds_it_and_it_resumes_when_eglot_re
     assert ed.text(URI) == "k" * 25 + "top = 0\n" + ANSWER + "\nbottom = 1\n"
 
 
+async def test_eglot_busy_in_another_buffer_gets_the_whole_stream_without_reporting_a_change(tmp_path):
+    """While the user types in another buffer Emacs is never idle and Eglot reports none of our edits.
+    Before, the stream waited for the echo of its first edit and failed at the 10 s echo timeout; now each
+    edit Eglot says it applied (it checks versions, one per edit) is taken as applied and the next follows
+    at once. Its report, when the user pauses, is folded in (not applied twice); the revert is exact."""
+    ed = Editor(behaviour="eglot", eglot_idle_s=3600)  # never idle while the test runs
+    try:
+        async with Gateway(ANSWER, tmp_path, rate=2000) as gw:
+            await start(ed, gw)
+            text = "top = 0\nTARGET\nbottom = 1\n"
+            ed.open(URI, text)
+            rid = await ed.rewrite(URI, 8, 14, mode="replace")
+            outcome = await ed.outcome(rid, timeout=20)
+            unreported = len(ed.pending)
+            ed.type(URI, 0, 0, "# typed later\n")
+            reverted = await ed.command("flowedit.revert", {"uri": URI})  # Eglot sends what it holds first
+    finally:
+        await ed.stop()
+    assert outcome["outcome"] == "finished", outcome
+    assert outcome["edits_applied"] == unreported > 3, (outcome, unreported)  # every edit, none reported
+    assert reverted["reverted"] is True and reverted["dropped_typing"] is False, reverted
+    assert ed.text(URI) == "# typed later\n" + text
+
+
 async def test_eglot_gets_its_revert_and_interrupt_answered_without_waiting_for_an_echo(tmp_path):
     """Eglot sends no didChange while one of its own requests is pending: a revert (or an interrupt) that
     waited for the echo of its edit hung until the 10 s echo timeout and then failed. It answers as soon

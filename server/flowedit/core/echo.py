@@ -6,6 +6,8 @@ after V, or not at all (VS Code answers `applied: false`, Neovim 0.7 silently sk
 together, have the batch's effect, they are the batch's echo (VS Code reports one edit as several minimal
 pieces, Neovim merges it with the user's typing that follows); otherwise the batch was not applied and
 those changes are the user's.
+
+Some editors also make the answer `applied: true` exact enough to go on without the echo: `EditorHabits`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,32 @@ from dataclasses import dataclass, field
 
 from flowedit.core.events import EditBatch
 from flowedit.core.text import LINE_ENDS, Change, compose, same_effect, with_line_ends
+
+
+@dataclass(frozen=True)
+class EditorHabits:
+    """What an editor does with the edits it is sent (docs/editors.md), which decides how far its answer
+    can be trusted."""
+
+    # `applied: true` means applied: it refuses an edit for another version than its own. Not Neovim,
+    # which skips a stale edit yet answers `applied: true`.
+    applied_means_applied: bool = True
+    # Each applied edit moves its version by exactly one, so the version after it is known (VS Code,
+    # Eglot): the next edit can follow without waiting for the echo (Eglot sends none while the user types).
+    one_version_per_edit: bool = False
+    # It writes the line breaks it inserts in its buffer's EOL (VS Code), which the text may not show.
+    normalises_eol: bool = True
+
+    @classmethod
+    def of_client(cls, name: str, *, own_edits: bool = False) -> "EditorHabits":
+        """The habits of the client calling itself `name` (`clientInfo.name`); `own_edits`: it applies
+        rewrite edits through flowedit's own request (the VS Code extension checks each version itself)."""
+        lowered = name.lower()
+        if "neovim" in lowered or "nvim" in lowered:
+            return cls(applied_means_applied=False)
+        if lowered == "eglot":
+            return cls(one_version_per_edit=True, normalises_eol=False)
+        return cls(one_version_per_edit=own_edits)
 
 
 @dataclass

@@ -4,9 +4,11 @@ Sans-I/O: the glue feeds it model deltas, the document's changes (it observes a 
 answers to applied edits and the time; it hands out `EditBatch`es and `SessionEvent`s.
 
 How an applied edit is recognised without trusting editors' echo timing is `core.echo`'s; the echo can
-come before the editor's answer (pytest-lsp), after it, or much later (Neovim's debounce); the next batch
-waits for both, so at most one batch is ever in flight and deltas that arrive meanwhile are coalesced
-into the next one.
+come before the editor's answer (pytest-lsp), after it, or much later (Neovim's debounce, Eglot's idle
+timer). The next batch waits for both — or, from an editor whose `applied: true` also tells its next
+version (`EditorHabits`), for the answer alone: the edit is then predicted in the document, whose
+`apply_changes` recognises the echo later. At most one batch is ever in flight; deltas that arrive
+meanwhile are coalesced into the next one.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Mode, Reverted,
                                   RevertFailed, SessionEvent, SessionLimits, State)
 from flowedit.core.diffstream import Block, DiffFormatError, DiffStream, Hunk
-from flowedit.core.echo import EchoProbe, InFlight
+from flowedit.core.echo import EchoProbe, EditorHabits, InFlight
 from flowedit.core.linediff import block_change, minimal_change
 from flowedit.core.passing import OldText
 from flowedit.core.region import Region
@@ -34,10 +36,10 @@ class RewriteSession:
     region: Region
     mode: Mode = Mode.REPLACE
     limits: SessionLimits = field(default_factory=SessionLimits)
-    # The editor refuses an edit for another version than its own (VS Code, Eglot): `applied: true` then
-    # means applied, and a stop or a revert need not wait for the echo (Eglot sends none while its own
-    # request is pending). False for Neovim, which answers `applied: true` for an edit it skipped.
-    trust_applied: bool = True
+    # How far the editor's `applied: true` can be trusted: where it means applied, a stop or a revert
+    # need not wait for the echo (Eglot sends none while its own request is pending); where the version
+    # it leads to is known too, the stream goes on without the echo (Eglot sends none while the user types).
+    habits: EditorHabits = field(default_factory=EditorHabits)
 
     def __post_init__(self) -> None:
         self.original = self.doc.text[self.region.start : self.region.end]
@@ -66,6 +68,9 @@ class RewriteSession:
         self._stale: tuple[float, float, int] | None = None  # refusals "for an older version": (first, last, n)
         self._version = self.doc.version
         self._eol = self.doc.eol()
+        # the line ends the editor writes: where it normalises them to its buffer's, whose EOL the text
+        # need not show (a one-line file; a CRLF file in a buffer set to LF), the first echo of one shows it
+        self._eol_known = not self.habits.normalises_eol
         self._line_ends = LineEnds(self._eol)
         self.doc.observers.append(self)
 
@@ -135,6 +140,7 @@ class RewriteSession:
             if self._probe.add(change, before):
                 if self._probe.eol is not None:
                     self._learn_eol(flight, self._probe.as_applied, self._probe.eol)
+                self._eol_known = self._eol_known or any(c in flight.batch.change.text for c in "\r\n")
                 self._probe = None
                 flight.echoed = True
                 self._on_applied(flight)
@@ -197,7 +203,10 @@ class RewriteSession:
         if flight is None or flight.batch.id != batch_id:
             return
         flight.acked = applied
-        if applied and not flight.echoed and self.trust_applied:
+        if applied and not flight.echoed and not flight.dead and self._may_predict(flight):
+            self.doc.predict(flight.batch.change, flight.batch.version + 1)  # seen here as its echo
+            return
+        if applied and not flight.echoed and self.habits.applied_means_applied:
             self._applied_unechoed(flight)
         if not applied and flight.echoed and not flight.batch.revert:
             # the user's typing had exactly the effect of this edit, which the editor then refused: the
@@ -225,6 +234,13 @@ class RewriteSession:
             self._refusals = 0
         if flight.echoed or flight.dead:
             self._resolve()
+
+    def _may_predict(self, flight: InFlight) -> bool:
+        """Whether the editor's text after `flight` is known without its echo: it applied the edit as
+        sent (line breaks included) and its version moved by one."""
+        h, change = self.habits, flight.batch.change
+        return (h.applied_means_applied and h.one_version_per_edit and self.doc.version == flight.batch.version
+                and (self._eol_known or not any(c in change.text for c in "\r\n")))
 
     def _applied_unechoed(self, flight: InFlight) -> None:
         """The editor applied `flight` (it says so and it checks versions): a stop or a revert waiting on

@@ -156,6 +156,7 @@ class Document:
         self.unsafe: str | None = None  # why this copy may differ from the editor's (a change it could not apply)
         self._starts = _line_starts(text, 0, len(text))
         self.observers: list[ChangeObserver] = []
+        self._predicted: list[_Predicted] = []  # edits the editor applied and has not reported yet, in order
 
     # ------------------------------------------------------------------ lines and positions
     @property
@@ -223,11 +224,8 @@ class Document:
     # ------------------------------------------------------------------ changes
     def apply(self, change: Change) -> None:
         """Apply one change, telling observers (they see the text from before it)."""
-        if change.end > len(self.text):
-            raise ValueError(f"change {change.start}..{change.end} past the end ({len(self.text)})")
         before = self.text
-        self.text = change.apply(before)
-        self._reindex(change)
+        self._set(change)
         for observer in list(self.observers):
             observer.on_change(change, before)
 
@@ -236,17 +234,78 @@ class Document:
         """Apply an editor's ordered content changes (a `str` replaces everything), then set `version`.
 
         A callable is resolved against the document as it is at that point of the sequence: LSP ranges
-        of later changes refer to the text after the earlier ones.
+        of later changes refer to the text after the earlier ones. When edits were predicted, the
+        report's first changes are theirs (see `predict`); ValueError if they are not.
         """
-        for item in changes:
-            if callable(item):
-                item = item(self)
-            if isinstance(item, str):
-                item = Change(0, len(self.text), item)
-            self.apply(item)
+        rest = self._fold_predicted(changes, version) if self._predicted else changes
+        for item in rest:
+            self.apply(self._resolve(item))
+        self.version = max(version, self._predicted[-1].after) if self._predicted else version
+        for observer in list(self.observers):
+            observer.on_version(self.version)
+
+    # ------------------------------------------------------------------ edits the editor has not reported yet
+    @property
+    def reported_version(self) -> int:
+        """The version the editor reported last (`version` also counts the edits predicted since)."""
+        return self._predicted[0].after - 1 if self._predicted else self.version
+
+    def predict(self, change: Change, version: int) -> None:
+        """The editor applied `change`, which took it to `version`, and has not reported it yet (it said
+        so, and it checks versions): the text has it now — observers see it as a change — and the
+        editor's report of it, when it comes, is recognised and not applied twice."""
+        if version != self.version + 1:
+            raise ValueError(f"an edit predicted from version {self.version} to {version}")
+        undo = Change(change.start, change.start + len(change.text), self.text[change.start : change.end])
+        self._predicted.append(_Predicted(change, undo, version))
+        self.apply(change)
         self.version = version
         for observer in list(self.observers):
             observer.on_version(version)
+
+    def _fold_predicted(self, changes: Iterable, version: int) -> list:
+        """The editor's report since its last one, against the text it had then: it begins with the
+        predicted edits it holds (it applied them in order, before any later typing, which would have
+        made it refuse them), each as one or several changes with the same effect. Replay it silently
+        from that text; the changes after them are returned, to be applied as the user's."""
+        predicted = self._predicted
+        due = [p for p in predicted if p.after <= version]
+        if not due:
+            raise ValueError(f"the editor reported version {version}, older than the edit it applied "
+                             f"(version {predicted[0].after})")
+        for p in reversed(predicted):
+            self._set(p.undo)
+        items = iter(changes)
+        for p in due:
+            base, effect = self.text, None
+            while effect is None or not same_effect(effect, p.change, base):
+                item = next(items, None)
+                if item is None:
+                    self._predicted = []
+                    raise ValueError("the editor reported an edit it had applied differently from how it was sent")
+                before = self.text
+                item = self._resolve(item)
+                self._set(item)
+                effect = item if effect is None else compose(effect, item, before)
+        rest, ahead = list(items), predicted[len(due):]
+        if rest and ahead:  # typing reported before an edit that was applied after it
+            self._predicted = []
+            raise ValueError("the editor reported a change before an edit it had applied earlier")
+        for p in ahead:
+            self._set(p.change)
+        self._predicted = ahead
+        return rest
+
+    def _resolve(self, item: Change | str | Callable[["Document"], Change | str]) -> Change:
+        if callable(item):
+            item = item(self)
+        return Change(0, len(self.text), item) if isinstance(item, str) else item
+
+    def _set(self, change: Change) -> None:
+        if change.end > len(self.text):
+            raise ValueError(f"change {change.start}..{change.end} past the end ({len(self.text)})")
+        self.text = change.apply(self.text)
+        self._reindex(change)
 
     def _reindex(self, change: Change) -> None:
         s, e, delta = change.start, change.end, change.delta
@@ -260,6 +319,13 @@ class Document:
         )
         if not self._starts or self._starts[0] != 0:
             self._starts.insert(0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Predicted:
+    change: Change
+    undo: Change  # the change that takes the text back to before it
+    after: int  # the version it took the editor to
 
 
 def _line_starts(text: str, lo: int, hi: int) -> list[int]:

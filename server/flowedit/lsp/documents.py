@@ -21,8 +21,8 @@ def apply_did_change(doc: Document, params: lsp.DidChangeTextDocumentParams, enc
     """Apply one didChange to `doc`; on trouble, mark `doc` unsafe and return why (changes of the same
     notification that came before the bad one may be in: the copy can no longer be trusted)."""
     version = params.text_document.version
-    if version is not None and version <= doc.version:
-        problem = f"the editor sent version {version} after version {doc.version}"
+    if version is not None and version <= doc.reported_version:
+        problem = f"the editor sent version {version} after version {doc.reported_version}"
     else:
         try:
             doc.apply_changes([convert.content_change(c, enc) for c in params.content_changes], version)

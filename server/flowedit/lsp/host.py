@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 
 from lsprotocol import types as lsp
 
+from flowedit.core.echo import EditorHabits
 from flowedit.core.text import Document, Encoding
 from flowedit.lsp.settings import Settings
 from flowedit.model.link import ModelLink
@@ -39,8 +40,8 @@ class Host(Protocol):
         """What the client declared in `initialize`."""
 
     @property
-    def trusts_applied(self) -> bool:
-        """Whether the client's `applied: true` means applied (it refuses edits for another version)."""
+    def habits(self) -> EditorHabits:
+        """What the client does with the edits it is sent (how far its `applied: true` can be trusted)."""
 
     async def link(self, kind: Kind) -> tuple[ModelLink, str]:
         """The long-lived link to the endpoint serving `kind` and the model to ask."""

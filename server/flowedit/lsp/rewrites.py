@@ -146,7 +146,7 @@ class Rewrites:
         previous = self.last_by_uri.get(uri)
         if previous is not None and previous.done.is_set():
             previous.session.detach()  # only the last rewrite of a document can be reverted
-        run = RewriteRun(f"rw-{next(_ids)}", uri, RewriteSession(doc, region, chosen, trust_applied=self.host.trusts_applied), instruction,
+        run = RewriteRun(f"rw-{next(_ids)}", uri, RewriteSession(doc, region, chosen, habits=self.host.habits), instruction,
                          asyncio.get_running_loop().time())
         self.runs[run.id] = run
         self.last_by_uri[uri] = run

@@ -13,6 +13,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from flowedit import __version__
+from flowedit.core.echo import EditorHabits
 from flowedit.core.exclude import excluded_by
 from flowedit.core.text import Document
 from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
@@ -68,9 +69,8 @@ class FloweditServer(LanguageServer):
 
     # ------------------------------------------------------------------ the features' Host
     @property
-    def trusts_applied(self) -> bool:
-        # Neovim answers `applied: true` for a stale edit it skipped (docs/editors.md); the others refuse it
-        return not any(name in self.client_name.lower() for name in ("neovim", "nvim"))
+    def habits(self) -> EditorHabits:
+        return EditorHabits.of_client(self.client_name, own_edits=self.groups_rewrite_edits)
 
     @property
     def encoding(self):
@@ -185,13 +185,27 @@ class FloweditServer(LanguageServer):
         await self.in_process.close()
 
 
+def client_name(params: lsp.InitializeParams) -> str:
+    """The client's name: its `clientInfo`, else "Eglot" for an Eglot before 1.12, which sends none but
+    declares text synchronisation in a shape of its own (docs/editors.md)."""
+    if params.client_info:
+        return params.client_info.name
+    caps = params.capabilities
+    sync = caps.text_document.synchronization if caps.text_document else None
+    edit = caps.workspace.workspace_edit if caps.workspace else None
+    eglot = (params.root_path is not None and sync is not None and edit is not None
+             and (sync.dynamic_registration, sync.will_save, sync.will_save_wait_until, sync.did_save)
+             == (False, True, True, True) and edit.document_changes is True and edit.resource_operations is None)
+    return "Eglot" if eglot else ""
+
+
 def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     """A server with every handler registered."""
     server = FloweditServer(cli_settings)
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: FloweditServer, params: lsp.InitializeParams) -> None:
-        ls.client_name = params.client_info.name if params.client_info else ""
+        ls.client_name = client_name(params)
         ls.apply_settings(params.initialization_options)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -1,0 +1,57 @@
+"""Which editor is on the other end: `clientInfo`, else Eglot 1.9's own shape of `initialize` (it sends no
+`clientInfo`); the name decides the editor's habits (`EditorHabits.of_client`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import converters
+from lsprotocol import types as lsp
+
+from flowedit.core.echo import EditorHabits
+from flowedit.lsp.server import client_name
+
+# what Eglot 1.9 sends (eglot.el: `eglot--connect`, `eglot-client-capabilities`), abridged to the parts read
+EGLOT_1_9: dict[str, Any] = {
+    "processId": 4242, "rootPath": "/work/", "rootUri": "file:///work/", "initializationOptions": {},
+    "capabilities": {
+        "workspace": {"applyEdit": True, "executeCommand": {"dynamicRegistration": False},
+                      "workspaceEdit": {"documentChanges": True}, "symbol": {"dynamicRegistration": False},
+                      "configuration": True, "workspaceFolders": True},
+        "textDocument": {"synchronization": {"dynamicRegistration": False, "willSave": True,
+                                             "willSaveWaitUntil": True, "didSave": True},
+                         "completion": {"dynamicRegistration": False, "contextSupport": True}},
+        "experimental": {}},
+    "workspaceFolders": [{"uri": "file:///work/", "name": "/work/"}],
+}
+
+
+def params(raw: dict[str, Any]) -> lsp.InitializeParams:
+    return converters.get_converter().structure(raw, lsp.InitializeParams)
+
+
+def test_client_info_names_the_client():
+    assert client_name(params({**EGLOT_1_9, "clientInfo": {"name": "Visual Studio Code"}})) == "Visual Studio Code"
+    assert client_name(params({"capabilities": {}, "clientInfo": {"name": "Eglot", "version": "1.17"}})) == "Eglot"
+
+
+def test_eglot_before_clientinfo_is_recognised_by_its_initialize():
+    assert client_name(params(EGLOT_1_9)) == "Eglot"
+    assert EditorHabits.of_client(client_name(params(EGLOT_1_9))) == EditorHabits(
+        one_version_per_edit=True, normalises_eol=False)
+
+
+def test_another_client_without_clientinfo_is_nobody_in_particular():
+    no_root = {k: v for k, v in EGLOT_1_9.items() if k != "rootPath"}
+    assert client_name(params(no_root)) == ""
+    sync = {**EGLOT_1_9["capabilities"]["textDocument"]["synchronization"], "willSaveWaitUntil": False}
+    other = {**EGLOT_1_9, "capabilities": {**EGLOT_1_9["capabilities"], "textDocument": {"synchronization": sync}}}
+    assert client_name(params(other)) == ""
+    assert client_name(params({"capabilities": {}})) == ""
+    assert EditorHabits.of_client("") == EditorHabits()
+
+
+def test_neovim_answers_are_not_taken_at_their_word():
+    assert EditorHabits.of_client("Neovim").applied_means_applied is False
+    assert EditorHabits.of_client("Visual Studio Code", own_edits=True).one_version_per_edit is True
+    assert EditorHabits.of_client("Visual Studio Code").one_version_per_edit is False
