@@ -90,6 +90,7 @@ class SimEditor:
     outbox: deque = field(default_factory=deque)  # ("change", version, [WireChange]) | ("ack", id, applied)
     applied_after_conflict: int = 0
     user_touched_region: bool = False
+    left_text: str | None = None  # the region's text as the server's last edit left it (None: the selection)
     refuse_all: bool = False
     server_edits_applied: int = 0
     buffer_eol: str | None = None  # VS Code: every inserted line break becomes the buffer's EOL
@@ -172,6 +173,9 @@ class SimEditor:
             self._apply_in_pieces(start, end, wc.text)
         else:
             self._notify(self._record(start, end, wc.text, "M"))
+        if not revert:
+            span = self.region_span()
+            self.left_text = self.text[span[0] : span[1]] if span else ""
         if self.behaviour in ("vscode", "vscode-minimal"):
             self.outbox.append(("ack", batch_id, True))
             self.flush()

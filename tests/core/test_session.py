@@ -479,3 +479,33 @@ def test_an_editor_that_refuses_for_an_older_version_forever_ends_the_rewrite_wi
     (failed,) = events(server)
     assert isinstance(failed, Failed) and "older version" in failed.reason
     assert editor.text.endswith("top\nSEL\n")  # the user's code is untouched
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS + ["eglot"])
+@pytest.mark.parametrize("history, dropped", [
+    ("undo", False),  # VS Code's Ctrl+Z of the whole rewrite: the region reads as it was
+    ("undo redo", False),  # then Ctrl+Shift+Z: it reads as the rewrite left it
+    ("type", True),
+    ("type delete", False),  # the user typed inside, then took it back
+])
+def test_a_revert_says_it_dropped_typing_only_when_the_region_holds_some(behaviour, history, dropped):
+    text = "top = 1\n" + OLD + "# after\n"
+    editor, server = make(text, OLD, behaviour, first=NEW)
+    assert finish(editor, server) == (text.replace(OLD, NEW), [Finished])
+    start = editor.text.index(NEW)
+    for step in history.split():
+        if step == "undo":
+            editor.user_edit(start, start + len(NEW), OLD)
+        elif step == "redo":
+            editor.user_edit(start, start + len(OLD), NEW)
+        elif step == "type":
+            editor.user_edit(start + 4, start + 4, "Z")
+        else:
+            editor.user_edit(start + 4, start + 5, "")
+        settle(editor, server)
+    assert server.session.revert() is None
+    settle(editor, server)
+    (reverted,) = events(server)
+    assert isinstance(reverted, Reverted)
+    assert ("dropped" in reverted.reason) is dropped is server.session.dirty, reverted.reason
+    assert editor.text == server.doc.text == text

@@ -44,7 +44,8 @@ class RewriteSession:
     def __post_init__(self) -> None:
         self.original = self.doc.text[self.region.start : self.region.end]
         self.state = State.STREAMING
-        self.dirty = False  # the user edited inside the region: a revert drops what they typed there
+        self.dirty = False  # set by `revert`: the region holds what the user typed, which it drops
+        self._left = self.original  # the region's text as the rewrite's edits left it
         self.events: list[SessionEvent] = []
         self.batches_sent = 0
         self.batches_applied = 0
@@ -176,7 +177,6 @@ class RewriteSession:
     def _user_change(self, change: Change) -> None:
         moved = self.region.rebase_through(change)
         if moved is None:
-            self.dirty = True
             self.region = Region(self.region.start, max(self.region.start, self.region.end + change.delta))
             if self.state in (State.STREAMING, State.STOPPING):
                 self._stop(Conflict("you edited inside the region being rewritten; the rewrite stopped there"),
@@ -278,6 +278,10 @@ class RewriteSession:
         # after a conflict the region's ends may fall between a CR and its LF: no LSP position names that
         start = self._off_crlf(self.region.start)
         self.region = Region(start, max(start, self._off_crlf(self.region.end)))
+        # what the user did inside is dropped, unless it left the text as the rewrite did or as it was
+        # (VS Code's undo, then its redo, of the whole rewrite)
+        now = self.doc.text[self.region.start : self.region.end]
+        self.dirty = now != self._left and now != self.original
         self.state = State.REVERTING
         self._refusals = 0
         return None
@@ -382,10 +386,10 @@ class RewriteSession:
 
     def _bookkeeping(self) -> tuple:
         return (self.region, self._written, self._tail_gone, self._line_shift, self._applied_blocks,
-                self.batches_applied, self.dirty)
+                self.batches_applied, self._left)
 
     def _restore(self, snapshot: tuple, same_answer: bool) -> None:
-        region, written, tail_gone, line_shift, applied_blocks, self.batches_applied, self.dirty = snapshot
+        region, written, tail_gone, line_shift, applied_blocks, self.batches_applied, self._left = snapshot
         self.region = region
         if same_answer:  # after a redirect the answer's own counters belong to the new answer
             self._written, self._tail_gone, self._line_shift, self._applied_blocks = (
@@ -406,6 +410,7 @@ class RewriteSession:
                 self.events.append(self._reverted())
             return
         self.region = self.region.grow(change.delta)  # every batch lies inside the region
+        self._left = self.doc.text[self.region.start : self.region.end]
         if flight.epoch != self._epoch:
             return
         if self.mode is Mode.REPLACE:
