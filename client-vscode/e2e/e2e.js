@@ -15,6 +15,8 @@
 //   6 a one-line file in a CRLF buffer: a multi-line rewrite of part of the line lands once, in CRLF
 //   7 `def add(` typed (VS Code auto-closes the bracket): the ghost text that types `)` again, accepted
 //     with Tab, leaves one `)`
+//   8 the rewrite's editor hidden mid-stream behind another tab and shown again: the rewrite ends exact
+//     and one Ctrl+Z still takes all of it back
 // Screenshots of every step go to config.shots; the findings to config.results.
 'use strict';
 const { chromium } = require('playwright-core');
@@ -107,8 +109,9 @@ async function switchSettings(page, settings) {
   await editorLines(page).click();
   await page.keyboard.press('Control+A');
   await page.keyboard.insertText(JSON.stringify(settings, null, 1));
+  const mark = trace().length;  // (the same endpoint may have been set before: a new event is the sign)
   await page.keyboard.press('Control+S');
-  await until('the new settings in the extension', () => trace().some(e => e.event === 'settings' && e.endpoint === settings['flowedit.endpoint']), 20000);
+  await until('the new settings in the extension', () => trace().slice(mark).some(e => e.event === 'settings' && e.endpoint === settings['flowedit.endpoint']), 20000);
   await page.keyboard.press('Control+W');
 }
 /** Open a workspace file from the explorer; resolves once its editor shows `marker`. */
@@ -282,6 +285,8 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
       // what the user was told meanwhile (a server that mistakes VS Code's minimal-diff echo of its
       // revert edit for a user edit warns "could not revert" although the text is back)
       r.notifications = (await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts().catch(() => [])).map(norm);
+      // the user typed nothing: the undo and redo of step 2 are not typing a revert drops
+      if (r.notifications.some(n => /dropped/.test(n))) throw new Error(`told of dropped typing: ${r.notifications}`);
       r.ok = true;
       r.shot = await shot(page, '4-reverted');
       log('reverted to the original');
@@ -449,6 +454,40 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     r.stepS = (Date.now() - t0) / 1000;
     log('auto-close: after typing', JSON.stringify(r.lineAfterTyping), '; ghost', JSON.stringify(r.ghostParts),
         '; after Tab', JSON.stringify(r.line));
+  });
+
+  // ------------------------------------------------------------ 8: the rewrite's editor hidden mid-stream
+  // a document in no visible editor takes only workspace.applyEdit (an undo step per edit): the client
+  // holds the next edit until the editor shows again, and the server streams everything meanwhile into it
+  await attempt('8-hidden-mid-stream', async r => {
+    const t0 = Date.now();
+    await switchSettings(page, cfg.rewriteSettings);
+    await openFile(page, cfg.name, cfg.openMarker);
+    await until('the fixture as it was', () => currentText() === cfg.original, 5000);
+    await selectLines(page, cfg.selection.fromLine, cfg.selection.toLine);
+    const mark = trace().length;
+    await startRewrite(page, cfg.instruction);
+    const distinct = () => new Set(changesSince(mark).map(e => e.text)).size;
+    await until('two streamed states', () => distinct() >= 2, 30000);
+    await runCommand(page, 'File: New Untitled Text File');  // another tab in front of the fixture's
+    const hiddenMark = trace().length;
+    await new Promise(res => setTimeout(res, 2000));  // the user reads something else for 2 s
+    r.changesWhileHidden = changesSince(hiddenMark).length;
+    r.shotHidden = await shot(page, '8-hidden');
+    await page.keyboard.press('Control+W');  // the empty untitled tab closes: the fixture shows again
+    await until('the rewrite to finish', () => currentText() === cfg.expected, cfg.answerSeconds * 1000 + 30000);
+    await until('the rewrite to end in the status bar', () => !/sync~spin/.test(lastStatus()), 15000);
+    r.exact = currentText() === cfg.expected;
+    const undoMark = trace().length;
+    await page.keyboard.press('Control+Z');
+    await until('one Ctrl+Z to bring the original back', () => currentText() === cfg.original, 5000).catch(() => undefined);
+    r.oneUndo = currentText() === cfg.original;
+    r.undoneTexts = changesSince(undoMark).length;
+    r.shot = await shot(page, '8-hidden-undone');
+    // held: at most the edit already on its way when the tab went away lands while hidden
+    r.ok = r.exact && r.oneUndo && r.changesWhileHidden <= 1;
+    r.stepS = (Date.now() - t0) / 1000;
+    log('hidden mid-stream:', r.changesWhileHidden, 'changes while hidden; exact', r.exact, '; one Ctrl+Z restored the original', r.oneUndo);
   });
 
   results.totalS = (Date.now() - T0) / 1000;

@@ -241,6 +241,7 @@ function editorPort(client: LanguageClient): EditorPort<api.TextEditor> {
     },
     selectionOf: editor => api.selectionOf(editor),
     setCursor: (editor, at) => api.setCursor(editor, at),
+    whenVisible: (uri, ms) => api.whenVisible(key(uri), ms),
   };
 }
 

@@ -11,6 +11,10 @@
  *
  * `TextEditor.edit` is version-safe: VS Code refuses it when the document moved on since the call. The
  * version the server named is checked here first, as vscode-languageclient does for workspace/applyEdit.
+ *
+ * A document in no visible editor can only take `workspace.applyEdit`, each its own undo step. So when the
+ * user hides a rewrite's editor mid-stream (another tab), its next edit waits for the editor to show again
+ * (up to `HIDDEN_HOLD_MS`; the server coalesces what streams meanwhile into it) and then joins the step.
  */
 
 import type {
@@ -56,6 +60,9 @@ export interface EditorPort<E> {
   workspaceEdit(edit: WorkspaceEdit): Promise<() => Thenable<boolean>>;
   selectionOf(editor: E): Selection;
   setCursor(editor: E, at: Position): void;
+  /** The editor showing `uri` once one is visible (now, or later); undefined after `ms` or if the
+   * document is closed first. */
+  whenVisible(uri: string, ms: number): Promise<E | undefined>;
 }
 
 interface Group<E> {
@@ -66,9 +73,15 @@ interface Group<E> {
   version: number;
   /** The editor's selection just after that edit. */
   selection: Selection;
+  /** Its editor stayed hidden for `HIDDEN_HOLD_MS` once: its edits no longer wait for it. */
+  gaveUp?: boolean;
 }
 
 const MAX_GROUPS = 32;
+
+/** How long an edit of a rewrite whose editor was hidden waits for it to show again: well under the
+ * server's 30 s wait for an answer; after that the rewrite's edits go through `workspace.applyEdit`. */
+export const HIDDEN_HOLD_MS = 20000;
 
 const samePosition = (a: Position, b: Position) => a.line === b.line && a.character === b.character;
 const before = (a: Position, b: Position) => a.line < b.line || (a.line === b.line && a.character < b.character);
@@ -89,12 +102,17 @@ export class RewriteEdits<E> {
     const changes = params.edit.documentChanges ?? [];
     const only = changes.length === 1 && isTextDocumentEdit(changes[0]) ? changes[0] : undefined;
     const edits = only && plainEdits(only);
-    const editor = only && edits && this.port.editorOf(only.textDocument.uri);
+    let editor = only && edits && this.port.editorOf(only.textDocument.uri);
+    const last = this.groups.get(params.rewrite);
+    if (only && edits && editor === undefined && last && last.uri === only.textDocument.uri && !last.gaveUp) {
+      editor = await this.port.whenVisible(last.uri, HIDDEN_HOLD_MS);  // hidden mid-stream: wait for it
+      if (editor === undefined) last.gaveUp = true;
+      if (this.port.versionOf(last.uri) === undefined) return { applied: false, failureReason: 'the document was closed' };
+    }
     if (!only || !edits || editor === undefined) return this.applyElsewhere(params.edit);  // no editor: no step to join
     const { uri, version } = only.textDocument;
     const current = this.port.versionOf(uri);
     if (current === undefined || (version !== null && version !== current)) return { applied: false };
-    const last = this.groups.get(params.rewrite);
     // undo is per document: another editor of the same document joins the same step
     const undoStopBefore = !(last && last.uri === uri && last.version === current);
     let applied: boolean;
@@ -104,7 +122,8 @@ export class RewriteEdits<E> {
       return { applied: false, failureReason: e instanceof Error ? e.message : String(e) };
     }
     if (applied) {
-      this.remember(params.rewrite, { uri, editor, version: current + 1, selection: this.port.selectionOf(editor) });
+      this.remember(params.rewrite, { uri, editor, version: current + 1, selection: this.port.selectionOf(editor),
+                                      gaveUp: last?.gaveUp });
     }
     return { applied };
   }

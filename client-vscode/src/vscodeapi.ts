@@ -45,6 +45,24 @@ export function visibleEditor(uri: string): vscode.TextEditor | undefined {
   return vscode.window.visibleTextEditors.find(e => e.document.uri.toString() === uri);
 }
 
+/** The editor showing `uri` as soon as one is visible; undefined after `ms`, or when the document closes. */
+export function whenVisible(uri: string, ms: number): Promise<vscode.TextEditor | undefined> {
+  const now = visibleEditor(uri);
+  if (now) return Promise.resolve(now);
+  return new Promise(resolve => {
+    const subscriptions: vscode.Disposable[] = [];
+    const done = (editor: vscode.TextEditor | undefined) => {
+      clearTimeout(timer);
+      for (const s of subscriptions) s.dispose();
+      resolve(editor);
+    };
+    const timer = setTimeout(() => done(undefined), ms);
+    subscriptions.push(
+      vscode.window.onDidChangeVisibleTextEditors(() => { const e = visibleEditor(uri); if (e) done(e); }),
+      vscode.workspace.onDidCloseTextDocument(d => { if (d.uri.toString() === uri) done(undefined); }));
+  });
+}
+
 export function openDocument(uri: string): vscode.TextDocument | undefined {
   return vscode.workspace.textDocuments.find(d => d.uri.toString() === uri);
 }

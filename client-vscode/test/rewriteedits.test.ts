@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TextEdit, WorkspaceEdit } from 'vscode-languageclient';
 import {
-  RewriteEdits, withRewriteEdits, type EditorPort, type Position, type RewriteEditParams, type Selection,
+  HIDDEN_HOLD_MS, RewriteEdits, withRewriteEdits, type EditorPort, type Position, type RewriteEditParams, type Selection,
 } from '../src/rewriteedits';
 
 const URI = 'file:///w/app.py';
@@ -51,6 +51,19 @@ class FakeVsCode implements EditorPort<string> {
 
   selectionOf() { return this.selection; }
   setCursor(_editor: string, at: Position) { this.selection = { anchor: at, active: at }; }
+
+  waits: number[] = [];  // each whenVisible's ms
+  private waiting: ((e: string | undefined) => void)[] = [];
+  whenVisible(uri: string, ms: number): Promise<string | undefined> {
+    this.waits.push(ms);
+    if (this.editorOf(uri)) return Promise.resolve(this.editorOf(uri));
+    return new Promise(resolve => this.waiting.push(resolve));
+  }
+  /** The user comes back to the tab (true) or the hold runs out (false). */
+  show(again: boolean): void {
+    this.visible = again;
+    for (const resolve of this.waiting.splice(0)) resolve(again ? 'editor-2' : undefined);
+  }
 
   /** The user types `text` at the start of line `line`. */
   type(line: number, text: string): void {
@@ -130,6 +143,38 @@ test('a document in no visible editor gets workspace.applyEdit, with the same ve
   assert.deepEqual(await edits.apply(edit('rw-1', 1, 0, 0, 1, 'y')), { applied: false });
   assert.equal(vs.workspaceEdits, 1);
   assert.equal(vs.text, 'x = 1');
+});
+
+test('an editor hidden mid-stream: the next edit waits for it and joins the rewrite\'s undo step', async () => {
+  const vs = new FakeVsCode('a = 1\nb = 2', sel(at(0, 0), at(0, 5)));
+  const edits = new RewriteEdits(vs);
+  await edits.apply(edit('rw-1', 1, 0, 0, 5, 'x'));
+  vs.visible = false;  // the user went to another tab
+  const held = edits.apply(edit('rw-1', 2, 0, 1, 1, 'yz'));
+  await new Promise(r => setImmediate(r));
+  assert.equal(vs.text, 'x\nb = 2');  // nothing yet: it waits
+  assert.deepEqual(vs.waits, [HIDDEN_HOLD_MS]);
+  vs.show(true);
+  assert.deepEqual(await held, { applied: true });
+  assert.deepEqual(await edits.apply(edit('rw-1', 3, 0, 3, 3, '!')), { applied: true });
+  assert.equal(vs.text, 'xyz!\nb = 2');
+  assert.deepEqual(vs.steps, [['x', 'yz', '!']]);  // one Ctrl+Z takes the whole rewrite back
+  assert.equal(vs.workspaceEdits, 0);
+});
+
+test('an editor hidden for longer than the hold: the edits go on through workspace.applyEdit, without waiting again', async () => {
+  const vs = new FakeVsCode('a = 1\nb = 2', sel(at(0, 0), at(0, 5)));
+  const edits = new RewriteEdits(vs);
+  await edits.apply(edit('rw-1', 1, 0, 0, 5, 'x'));
+  vs.visible = false;
+  const held = edits.apply(edit('rw-1', 2, 0, 1, 1, 'y'));
+  await new Promise(r => setImmediate(r));
+  vs.show(false);  // HIDDEN_HOLD_MS went by
+  assert.deepEqual(await held, { applied: true });
+  assert.deepEqual(await edits.apply(edit('rw-1', 3, 0, 2, 2, 'z')), { applied: true });
+  assert.equal(vs.text, 'xyz\nb = 2');
+  assert.equal(vs.workspaceEdits, 2);
+  assert.deepEqual(vs.waits, [HIDDEN_HOLD_MS]);  // the second edit did not wait
 });
 
 test('when the rewrite ends, the streamed block is unselected, the cursor at its end', async () => {

@@ -235,7 +235,8 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
         settings_file = OUT / "ud" / "User" / "settings.json"
         settings_file.write_text(json.dumps({**base, "flowedit.endpoint": ghost_gw.url}, indent=2))
         config = {
-            "file": str(OUT / "ws" / FIXTURE), "fileUri": (OUT / "ws" / FIXTURE).as_uri(), "openMarker": "FlowEdit e2e fixture",
+            "name": FIXTURE, "file": str(OUT / "ws" / FIXTURE), "fileUri": (OUT / "ws" / FIXTURE).as_uri(),
+            "openMarker": "FlowEdit e2e fixture",
             "original": ORIGINAL, "answer": ANSWER, "expected": ORIGINAL[:start] + ANSWER + ORIGINAL[end:],
             "selection": {"fromLine": FROM_LINE, "toLine": TO_LINE, "start": start, "end": end},
             "answerSeconds": REWRITE_FIRST_TOKEN_MS / 1000 + tokens / REWRITE_RATE,
@@ -292,7 +293,8 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
 
     steps = results["steps"]
     failed = {name: s.get("error", s) for name, s in steps.items() if not s.get("ok")}
-    expected = {"1-ghost-text", "2-rewrite", "4-revert", "3-escape", "5-status", "6-crlf-one-line", "7-auto-close"}
+    expected = {"1-ghost-text", "2-rewrite", "4-revert", "3-escape", "5-status", "6-crlf-one-line", "7-auto-close",
+                "8-hidden-mid-stream"}
     assert not failed and expected <= steps.keys(), (
         f"steps failed or missing: {json.dumps(failed, indent=2)[:4000]}\nmissing: {expected - steps.keys()}\n"
         f"see {OUT} (e2e.log, shots/, trace.jsonl, log-*.log)")
@@ -325,5 +327,5 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     assert typed[-1] == auto_close_expected, typed[-2:]
     shots = sorted(p.name for p in (OUT / "shots").glob("*.png"))
     for step in ("1-ghost", "2-rewrite", "4-reverted", "3-escape", "5-status", "6-crlf-rewritten", "7-auto-close-ghost",
-                 "7-auto-close-accepted"):
+                 "7-auto-close-accepted", "8-hidden-undone"):
         assert any(step in s for s in shots), (step, shots)
