@@ -146,8 +146,8 @@ BLOCK_ANSWER = (
 @pytest.mark.parametrize("nvim", [pytest.param("0.11", id="nvim0.11")], indirect=True)
 async def test_neovim_0_11_completion_inserts_a_block_at_its_indentation(nvim: Nvim, tmp_path: Path) -> None:
     """vim.lsp.completion expands the snippet item and indents each line after the first by the cursor
-    line's indentation, so the item gives those lines relative to it. (The omnifuncs insert one line: 0.11
-    the first, 0.7 all of them joined by NULs, for a plain item as for a snippet.)"""
+    line's indentation, so the item gives those lines relative to it. (The omnifuncs insert one line: see
+    the next test.)"""
     run = await drive(nvim, "nvim_complete.lua", BLOCK_ANSWER, tmp_path, BLOCK, {
         "FLOWEDIT_NVIM_AFTER": "        ", "FLOWEDIT_NVIM_COMPLETION": "lsp.completion",
         "FLOWEDIT_NVIM_COMPLETEOPT": "menuone,noselect",
@@ -155,3 +155,21 @@ async def test_neovim_0_11_completion_inserts_a_block_at_its_indentation(nvim: N
     (item,) = run.summary()["requests"][0]["result"]["items"]
     assert read(run.out) == BLOCK.replace("        \n", "        " + BLOCK_ANSWER, 1), run.diagnostics()
     assert item["insertTextFormat"] == 2 and item["insertTextMode"] == 2, run.diagnostics()  # snippet, adjusted
+
+
+@pytest.mark.parametrize("nvim, path", [PATHS[0], PATHS[1]], indirect=["nvim"])
+async def test_neovim_omnifunc_inserts_the_first_line_of_a_block_and_nothing_else(nvim: Nvim, path: str,
+                                                                                   tmp_path: Path) -> None:
+    """The omnifuncs insert one line: 0.7's wrote the whole block on one line with a NUL for each line
+    break (Vim's complete() cannot insert one), so a client without snippet support that says it is Neovim
+    gets the block's first line; 0.11's inserts the label of the snippet item, its first line. Enter,
+    then the next completion, brings the next line."""
+    run = await drive(nvim, "nvim_complete.lua", BLOCK_ANSWER, tmp_path, BLOCK, {
+        "FLOWEDIT_NVIM_AFTER": "        ", "FLOWEDIT_NVIM_COMPLETION": path,
+        "FLOWEDIT_NVIM_COMPLETEOPT": "menuone,noselect",
+    })
+    text = read(run.out)
+    (item,) = run.summary()["requests"][0]["result"]["items"]
+    print(f"\nNeovim {run.summary()['nvim']} {path}: item={item}")
+    assert "\0" not in text, run.diagnostics()
+    assert text == BLOCK.replace("        \n", "        " + BLOCK_ANSWER.split("\n", 1)[0] + "\n", 1), run.diagnostics()

@@ -110,6 +110,25 @@ async def test_partial_accept_then_request_serves_the_rest_from_cache(tmp_path):
     assert counters["model_calls"] == before == 1, counters
 
 
+@pytest.mark.parametrize("behaviour, expected", [
+    ("nvim07", "total = 1"),  # Neovim without snippet support: its omnifunc writes a NUL per line break
+    ("eglot", "total = 1\n    print(total)"),  # Eglot inserts newText as it is, line breaks and all
+])
+async def test_a_multi_line_fallback_item_is_one_line_for_neovims_omnifunc(tmp_path, behaviour, expected):
+    async with Gateway("total = 1\n    print(total)\n", tmp_path) as gw:
+        ed = Editor(inline=False, behaviour=behaviour)
+        await ed.start({"endpoint": gw.url})
+        try:
+            ed.open(URI, "def f():\n    \n# after\n")  # an empty line: a block is wanted
+            result = await ed.client.text_document_completion_async(lsp.CompletionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=URI), position=ed.position(URI, 13)))
+        finally:
+            await ed.stop()
+    (item,) = result.items
+    assert item.text_edit.new_text == expected
+    assert item.insert_text_format == lsp.InsertTextFormat.PlainText
+
+
 async def test_client_without_inline_capability_gets_the_completion_fallback(tmp_path):
     async with Gateway("total_count + 1)\n", tmp_path) as gw:
         ed = await _editor(gw, inline=False)

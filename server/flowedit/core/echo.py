@@ -31,6 +31,9 @@ class EditorHabits:
     one_version_per_edit: bool = False
     # It writes the line breaks it inserts in its buffer's EOL (VS Code), which the text may not show.
     normalises_eol: bool = True
+    # A plain-text completion item's line breaks land as line breaks. Not through Neovim's omnifunc:
+    # Vim's complete() writes a NUL for each (0.7.2, which declares no snippet support).
+    plain_items_keep_lines: bool = True
 
     @classmethod
     def of_client(cls, name: str, *, own_edits: bool = False) -> "EditorHabits":
@@ -38,7 +41,7 @@ class EditorHabits:
         rewrite edits through flowedit's own request (the VS Code extension checks each version itself)."""
         lowered = name.lower()
         if "neovim" in lowered or "nvim" in lowered:
-            return cls(applied_means_applied=False)
+            return cls(applied_means_applied=False, plain_items_keep_lines=False)
         if lowered == "eglot":
             return cls(one_version_per_edit=True, normalises_eol=False)
         return cls(one_version_per_edit=own_edits)

@@ -19,6 +19,7 @@ PARTIAL = "textDocument/didPartiallyAcceptCompletion"  # Copilot's name and shap
 SHOWN = "textDocument/didShowCompletion"
 _WORD = re.compile(r"[\w$]+$")
 _SNIPPET_SPECIAL = re.compile(r"[\\$}]")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -84,6 +85,10 @@ async def completion_items(host: Host, completer: InlineCompleter,
     suggestion, rest = task.result()
     # inserted at the cursor (not every client replaces text after it): stop before retyped closers
     rest = rest[: fit(rest, _line_cursor(doc, offset)).cut]
+    command = _accept_command(suggestion, rest)  # (where the item's text starts in the suggestion)
+    snippets = snippet_support(host.client_capabilities)
+    if not snippets and not host.habits.plain_items_keep_lines:
+        rest = _LINE_BREAK.split(rest, 1)[0]  # the next line's completion brings the rest
     if not rest.strip():
         return lsp.CompletionList(is_incomplete=True, items=[])
     before = doc.text[doc.line_start(doc.line_of(offset)) : offset]
@@ -91,8 +96,7 @@ async def completion_items(host: Host, completer: InlineCompleter,
     head = word.group(0) if word else ""
     edit_range = convert.lsp_range(doc, offset - len(head), offset, host.encoding)
     indent = before[: len(before) - len(before.lstrip(" \t"))]
-    snippets = snippet_support(host.client_capabilities)
-    item = _fallback_item(head + rest, edit_range, indent if snippets else None, _accept_command(suggestion, rest))
+    item = _fallback_item(head + rest, edit_range, indent if snippets else None, command)
     return lsp.CompletionList(is_incomplete=True, items=[item])
 
 
