@@ -92,7 +92,7 @@ def test_find_counts_every_occurrence(docs: list[list[str]], pattern: list[str])
         sum(doc[i : i + k] == pattern for doc in docs for i in range(len(doc) - k)) if k else len(shard) - len(docs))
 
 
-def test_large_ranges_take_the_numpy_path() -> None:
+def test_large_ranges_are_walked_block_by_block() -> None:
     vocab = Vocabulary()
     docs = [["x", "y"] * 100 + ["x", "z"], ["x", "y", "x", "w"]]
     shard = Shard([(str(i), vocab.encode(d)) for i, d in enumerate(docs)])

@@ -2,16 +2,16 @@
 
 A `Shard` holds some documents as one array of token ids, each document followed by `SEP` (id 0, the
 smallest id, never produced by the tokenizer), and the suffix array of that array, built by
-libdivsufsort (`pydivsufsort`, C). Patterns never contain `SEP`, so a match never spans two documents,
+libdivsufsort (C, `suffixes.py`). Patterns never contain `SEP`, so a match never spans two documents,
 and every suffix ends in a `SEP`, so reading one token past a match never leaves the array.
 
 Within the suffix-array range of a pattern of length `d`, suffixes are sorted by their token at offset
 `d`: the continuations of a pattern are contiguous blocks, `SEP` (end of document) first. That is what
 makes a continuation count a binary search (`Shard.refine`, `Shard.nonsep`).
 
-Memory: 4 bytes per token for the ids plus 4 for the suffix array (both `array('i')`, shared with numpy
-views); building one peaks at about 4 more bytes per token (libdivsufsort's byte-level input and
-output when the vocabulary needs 2-byte ids, twice that for 4-byte ids).
+Memory: 4 bytes per token for the ids plus 4 for the suffix array (both `array('i')`); building one
+peaks at about 12 more bytes per token when the vocabulary needs 2-byte ids (libdivsufsort's byte-level
+input and output, and the output's kept half), twice that for 4-byte ids. No numpy.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from array import array
 from bisect import bisect_left, bisect_right
 from typing import Callable, Iterable, Iterator, Sequence
 
-import numpy as np
-from pydivsufsort import divsufsort
+from collections import Counter
+
+from flowedit.engines.local.suffixes import suffix_array
 
 SEP = 0  # end of a document
-_SCAN = 48  # ranges up to this size are scanned in Python; larger ones with one numpy gather
+_SCAN = 48  # ranges up to this size are scanned one by one; in larger ones each block is found by search
 
 
 class Vocabulary:
@@ -84,12 +85,8 @@ class Shard:
             self.tokens.extend(ids)
             self.tokens.append(SEP)
         self._doc = {path: i for i, path in enumerate(self.paths)}
-        self.sa = array("i")
-        if self.tokens:
-            self.sa.frombytes(divsufsort(np.frombuffer(self.tokens, dtype=np.int32)).astype(np.int32).tobytes())
-        self._np_tokens = np.frombuffer(self.tokens, dtype=np.int32) if self.tokens else np.zeros(0, np.int32)
-        self._np_sa = np.frombuffer(self.sa, dtype=np.int32) if self.sa else np.zeros(0, np.int32)
-        self._counts: np.ndarray | None = None
+        self.sa = suffix_array(self.tokens)
+        self._counts: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -134,8 +131,8 @@ class Shard:
                ) -> Iterator[tuple[int, int, int]]:
         """`(token, lo, hi)` for each distinct continuation of a length-`depth` pattern's range, in id
         order; only the tokens `accept` accepts, if given (it is asked once per distinct token)."""
+        toks, sa = self.tokens, self.sa
         if hi - lo <= _SCAN:
-            toks, sa = self.tokens, self.sa
             start, current = lo, toks[sa[lo] + depth] if lo < hi else SEP
             for i in range(lo + 1, hi + 1):
                 token = toks[sa[i] + depth] if i < hi else None
@@ -144,19 +141,27 @@ class Shard:
                         yield current, start, i
                     start, current = i, token  # type: ignore[assignment]
             return
-        following = self._np_tokens[self._np_sa[lo:hi] + depth]
-        firsts = np.flatnonzero(np.concatenate(([True], following[1:] != following[:-1])))
-        ends = np.append(firsts[1:], hi - lo)
-        for value, a, b in zip(following[firsts].tolist(), (firsts + lo).tolist(), (ends + lo).tolist()):
-            if accept is None or accept(value):
-                yield value, a, b
+        key = lambda s: toks[s + depth]  # noqa: E731
+        start = lo
+        while start < hi:
+            token = toks[sa[start] + depth]
+            step = 1  # gallop to a suffix past the block, then search between
+            while start + step < hi and toks[sa[start + step] + depth] == token:
+                step *= 2
+            end = bisect_right(sa, token, start + step // 2, min(start + step, hi), key=key)
+            if accept is None or accept(token):
+                yield token, start, end
+            start = end
 
     def unigram(self, token: int) -> tuple[int, int]:
         """The suffix-array range of the one-token pattern `token`."""
         return self.refine(0, len(self.sa), 0, token)
 
-    def counts(self) -> np.ndarray:
+    def counts(self) -> list[int]:
         """How often each token id occurs in this shard (index = id; ids past the end occur 0 times)."""
         if self._counts is None:
-            self._counts = np.bincount(self._np_tokens) if len(self._np_tokens) else np.zeros(1, np.int64)
+            counted = Counter(self.tokens)
+            self._counts = [0] * (max(counted, default=0) + 1)
+            for token, count in counted.items():
+                self._counts[token] = count
         return self._counts

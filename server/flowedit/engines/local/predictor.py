@@ -19,8 +19,6 @@ from __future__ import annotations
 from array import array
 from typing import Callable, Iterator, Sequence
 
-import numpy as np
-
 from flowedit.engines.local.index import SEP, Shard
 
 MAX_MATCH = 512  # tokens of context searched; a longer match almost never changes the prediction
@@ -150,18 +148,19 @@ class Continuation:
 
     def _unigram_choice(self, allowed: Callable[[int], bool]) -> int | None:
         """The most frequent accepted token anywhere (ties: smallest text), for a match of length 0."""
-        ids = np.array([i for i in range(1, len(self._texts)) if allowed(i)], dtype=np.int64)
-        if not len(ids):
+        ids = [i for i in range(1, len(self._texts)) if allowed(i)]
+        if not ids:
             return None
-        totals = np.zeros(len(ids), dtype=np.int64)
+        totals = [0] * len(ids)
         for shard, weight in self._sources:
             counts = shard.counts()
-            inside = ids < len(counts)
-            totals[inside] += weight * counts[ids[inside]]
-        top = int(totals.max())
+            for j, i in enumerate(ids):
+                if i < len(counts):
+                    totals[j] += weight * counts[i]
+        top = max(totals)
         if top <= 0:
             return None
-        return min((int(t) for t in ids[totals == top]), key=self._texts.__getitem__)
+        return min((t for t, total in zip(ids, totals) if total == top), key=self._texts.__getitem__)
 
 
 class _Prefixed:
