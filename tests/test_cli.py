@@ -4,6 +4,7 @@ and `flowedit bench NAME` reaches every benchmark in bench/ (each takes its own 
 from __future__ import annotations
 
 import subprocess
+from importlib import metadata, resources
 import sys
 from pathlib import Path
 
@@ -36,3 +37,14 @@ def test_flowedit_bench_reaches_each_benchmark(name, capsys):
 def test_an_unknown_benchmark_is_a_clear_error(capsys):
     assert main(["bench", "nosuch"]) == 2
     assert "nosuch_bench.py" in capsys.readouterr().err
+
+
+def test_version_names_the_package_and_the_python():
+    out = subprocess.run([sys.executable, "-m", "flowedit.cli", "--version"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"flowedit {metadata.version('flowedit')} (Python {sys.version.split()[0]})"
+
+
+def test_the_installed_package_says_it_is_typed():
+    assert (resources.files("flowedit") / "py.typed").is_file()

@@ -13,6 +13,7 @@ def build_parser() -> argparse.ArgumentParser:
     from flowedit.lsp import main as lsp_main
 
     parser = argparse.ArgumentParser(prog="flowedit", description=__doc__)
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
     serve_cmd.add_arguments(sub.add_parser("serve", help="serve the Responses WebSocket protocol"))
     lsp_main.add_arguments(sub.add_parser("lsp", help="run the language server over stdio"))
@@ -22,6 +23,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="passed on, e.g. --reps 3")
     bench.set_defaults(run=_run_bench)
     return parser
+
+
+def _version() -> str:
+    from flowedit import __version__
+
+    return f"flowedit {__version__} (Python {sys.version.split()[0]})"
 
 
 def _run_bench(args: argparse.Namespace) -> int:
