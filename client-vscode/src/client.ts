@@ -17,7 +17,7 @@ import { openRewrite, type RewriteTarget } from './instruction';
 import { findPartialAccept, type ShownItem } from './partial';
 import { RestartQueue } from './restart';
 import { APPLY_REWRITE_EDIT, RewriteEdits, withRewriteEdits, type EditorPort, type RewriteEditParams } from './rewriteedits';
-import { serverEnv, serverLaunch, toServerSettings, type ServerInfo, type ServerLaunch, type ServerSettings } from './settings';
+import { pythonSetting, serverEnv, serverLaunch, toServerSettings, type ServerInfo, type ServerLaunch, type ServerSettings } from './settings';
 import type { Connection, StatusNotification } from './status';
 import * as api from './vscodeapi';
 
@@ -35,9 +35,9 @@ export interface ClientEvents {
   openRewrite?(target: RewriteTarget): Promise<unknown>;
 }
 
-/** Why the server cannot be started, in the user's words, with the one command that fixes it. */
+/** Why the server cannot be started, in the user's words, with the one command that fixes it (if one does). */
 export class NotInstalled extends Error {
-  constructor(message: string, readonly installCommand: string) { super(message); }
+  constructor(message: string, readonly installCommand = '') { super(message); }
 }
 
 interface ShownItems {
@@ -56,6 +56,8 @@ export class FloweditClient {
     private readonly log: vscode.LogOutputChannel,
     private readonly events: ClientEvents,
     private readonly apiKey: () => Promise<string | undefined>,
+    /** This VSIX's bundled server launcher (`bundled/tool/launch.py`), if it carries one. */
+    private readonly launcher?: string,
   ) {}
 
   get running(): boolean {
@@ -125,8 +127,9 @@ export class FloweditClient {
   private async restartNow(): Promise<void> {
     await this.stop();
     this.events.connection('starting');
-    const launch = serverLaunch(api.setting, this.info);
+    let launch: ServerLaunch;
     try {
+      launch = serverLaunch(api.setting, this.info, await findPython(), this.launcher);
       await preflight(launch, this.info);
     } catch (e) {
       return this.failed(e);
@@ -172,7 +175,7 @@ export class FloweditClient {
     const message = e instanceof Error ? e.message : String(e);
     this.log.error(`the server did not start: ${message}`);
     this.events.connection('error', message);
-    const buttons = e instanceof NotInstalled ? ['Copy Install Command', 'Open Log'] : ['Open Log'];
+    const buttons = e instanceof NotInstalled && e.installCommand ? ['Copy Install Command', 'Open Log'] : ['Open Log'];
     void api.showError(`FlowEdit: ${message}`, ...buttons).then(choice => {
       if (choice === 'Open Log') this.log.show();
       if (choice === 'Copy Install Command' && e instanceof NotInstalled) void api.copyToClipboard(e.installCommand);
@@ -245,24 +248,43 @@ function editorPort(client: LanguageClient): EditorPort<api.TextEditor> {
   };
 }
 
-/** Fails with NotInstalled when the interpreter, the command or the flowedit module is missing. */
+/** The interpreter to run the server with: `flowedit.server.python`, else the Python extension's, else
+ * `python3` (then `python`) on PATH; NotInstalled when there is none. */
+async function findPython(): Promise<string> {
+  const found = pythonSetting(api.setting) ?? await api.pythonExtensionInterpreter()
+    ?? ['python3', 'python'].find(onPath);
+  if (!found) {
+    throw new NotInstalled('FlowEdit needs Python 3.11 or newer and found none (no flowedit.server.python, no ' +
+                           'interpreter selected in the Python extension, no python3 on PATH): install one, or ' +
+                           'set flowedit.server.python');
+  }
+  return found;
+}
+
+/** Fails with NotInstalled when the interpreter, the command or the server is missing or cannot run. */
 async function preflight(launch: ServerLaunch, info: ServerInfo): Promise<void> {
   if (!onPath(launch.command)) {
-    const what = launch.via === 'python' ? 'Python interpreter' : 'server command';
-    throw new NotInstalled(`the ${what} "${launch.command}" was not found; set flowedit.server.${launch.via} ` +
-                           `or install the server with: ${launch.installHint}`, launch.installHint);
+    const what = launch.via === 'command' ? 'server command' : 'Python interpreter';
+    const setting = launch.via === 'command' ? 'command' : 'python';
+    throw new NotInstalled(`the ${what} "${launch.command}" was not found; set flowedit.server.${setting}`,
+                           launch.installHint);
   }
-  if (launch.via !== 'python') return;
-  const probe = await new Promise<{ code: number | null; stderr: string }>(resolve => {
-    execFile(launch.command, ['-c', `import ${info.module}.cli`], { timeout: 20000 }, (err, _out, stderr) =>
+  if (launch.via === 'command') return;
+  const probe = launch.via === 'bundled' ? [launch.args[0], '--version'] : ['-c', `import ${info.module}.cli`];
+  const result = await new Promise<{ code: number | null; stderr: string }>(resolve => {
+    execFile(launch.command, probe, { timeout: 20000 }, (err, _out, stderr) =>
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr: String(stderr) }));
   });
-  if (probe.code !== 0) {
-    const missing = /No module named/.test(probe.stderr);
-    throw new NotInstalled(missing
-      ? `${info.name} is not installed for ${launch.command}. Install it with: ${launch.installHint}`
-      : `${launch.command} cannot load ${info.module}: ${probe.stderr.trim().split('\n').pop()}`, launch.installHint);
+  if (result.code === 0) return;
+  const last = result.stderr.trim().split('\n').pop() ?? '';
+  if (launch.via === 'bundled') {
+    // the launcher's own message says which Python versions the bundle has (exit 3)
+    throw new NotInstalled(result.code === 3 ? last.replace(/^flowedit: /, '')
+      : `${launch.command} cannot run the bundled server: ${last || `exit ${result.code}`}`);
   }
+  throw new NotInstalled(/No module named/.test(result.stderr)
+    ? `${info.name} is not installed for ${launch.command}. Install it with: ${launch.installHint}`
+    : `${launch.command} cannot load ${info.module}: ${last}`, launch.installHint);
 }
 
 function onPath(command: string): boolean {

@@ -21,7 +21,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     progress: (token, value) => status.progress(token, value),
     partialAccept: acceptedLength => trace('partialAccept', { acceptedLength }),
     openRewrite: target => commands.rewrite(target),
-  }, () => Promise.resolve(secrets.get(SECRET_KEY)));
+  }, () => Promise.resolve(secrets.get(SECRET_KEY)), api.bundledLauncher(context));
   const commands = new Commands(client, status, secrets, (id, instruction) => trace('rewrite', { id, instruction }));
   const c = client;
 

@@ -75,9 +75,10 @@ export const DEFAULT_PRESETS: Preset[] = [
 export interface ServerLaunch {
   command: string;
   args: string[];
-  /** `python` when started as `python -m <module>.cli lsp`, so that "not installed" can be told apart. */
-  via: 'command' | 'python';
-  /** The one command that installs the server for this launch. */
+  /** `bundled`: the server this extension carries (`<python> bundled/tool/launch.py lsp`); `python`: the
+   * one installed for that interpreter (`<python> -m <module>.cli lsp`); `command`: the user's command. */
+  via: 'command' | 'python' | 'bundled';
+  /** The one command that installs the server for this launch (`python` only; empty otherwise). */
   installHint: string;
 }
 
@@ -85,18 +86,28 @@ export interface ServerLaunch {
 export interface ServerInfo {
   name: string;
   module: string;
+  /** After `<python>`: the command that installs the server into that interpreter's environment. */
   installCommand: string;
 }
 
-/** `flowedit.server.command` wins; otherwise `flowedit.server.python -m flowedit.cli lsp`. */
-export function serverLaunch(get: SettingReader, info: ServerInfo): ServerLaunch {
-  const python = text(get('server.python')) ?? 'python3';
-  const installHint = `${quote(python)} ${info.installCommand}`;
+/** The interpreter the user set (`flowedit.server.python`), if any. */
+export function pythonSetting(get: SettingReader): string | undefined {
+  return text(get('server.python'));
+}
+
+/** `flowedit.server.command` wins; otherwise `python` runs the bundled server (`launcher`: this VSIX's
+ * `bundled/tool/launch.py`, when it carries one and `flowedit.server.importStrategy` is `useBundled`, the
+ * default) or the one installed for it. */
+export function serverLaunch(get: SettingReader, info: ServerInfo, python: string, launcher?: string): ServerLaunch {
   const cmd = get('server.command');
   if (Array.isArray(cmd) && cmd.length > 0 && cmd.every(c => typeof c === 'string') && cmd[0].trim() !== '') {
-    return { command: cmd[0], args: cmd.slice(1), via: 'command', installHint };
+    return { command: cmd[0], args: cmd.slice(1), via: 'command', installHint: '' };
   }
-  return { command: python, args: ['-m', `${info.module}.cli`, 'lsp'], via: 'python', installHint };
+  if (launcher && get('server.importStrategy') !== 'fromEnvironment') {
+    return { command: python, args: [launcher, 'lsp'], via: 'bundled', installHint: '' };
+  }
+  return { command: python, args: ['-m', `${info.module}.cli`, 'lsp'], via: 'python',
+           installHint: `${quote(python)} ${info.installCommand}` };
 }
 
 /** The environment of the server process: the editor's, plus the stored API key under its variable. */

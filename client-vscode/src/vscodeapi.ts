@@ -1,5 +1,7 @@
 /** The one module that calls `vscode.*` at run time; everything else takes its types or goes through here. */
 
+import * as fs from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
 
 export type Disposable = vscode.Disposable;
@@ -61,6 +63,20 @@ export function whenVisible(uri: string, ms: number): Promise<vscode.TextEditor 
       vscode.window.onDidChangeVisibleTextEditors(() => { const e = visibleEditor(uri); if (e) done(e); }),
       vscode.workspace.onDidCloseTextDocument(d => { if (d.uri.toString() === uri) done(undefined); }));
   });
+}
+
+/** The interpreter the Python extension (ms-python.python) has selected, if it is installed and says. */
+export async function pythonExtensionInterpreter(): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension('ms-python.python');
+  if (!ext) return undefined;
+  try {
+    const exports: any = ext.isActive ? ext.exports : await ext.activate();
+    const active = exports?.environments?.getActiveEnvironmentPath?.();
+    const path = typeof active?.path === 'string' ? active.path : undefined;
+    return path && path !== 'python' ? path : undefined;  // 'python': it found none and guesses
+  } catch {
+    return undefined;
+  }
 }
 
 export function openDocument(uri: string): vscode.TextDocument | undefined {
@@ -173,6 +189,12 @@ export function secrets(context: vscode.ExtensionContext): vscode.SecretStorage 
 }
 
 /** Package.json of this extension (the server's identity lives there, once). */
+/** The launcher of the server this VSIX carries (`bundled/tool/launch.py`), if it carries one. */
+export function bundledLauncher(context: vscode.ExtensionContext): string | undefined {
+  const launcher = path.join(context.extensionPath, 'bundled', 'tool', 'launch.py');
+  return fs.existsSync(launcher) ? launcher : undefined;
+}
+
 export function packageJson(context: vscode.ExtensionContext): any {
   return context.extension.packageJSON;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { serverEnv, serverLaunch, toServerSettings } from '../src/settings';
+import { pythonSetting, serverEnv, serverLaunch, toServerSettings } from '../src/settings';
 
 const info = { name: 'FlowEdit', module: 'flowedit', installCommand: '-m pip install flowedit' };
 const reader = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -39,17 +39,22 @@ test('invalid values fall back to defaults instead of reaching the server', () =
   assert.equal(s.endpoint, null);  // cleared: null, so the server drops the value it had
 });
 
-test('the server starts from python -m flowedit.cli lsp unless a command is set', () => {
-  assert.deepEqual(serverLaunch(reader({ 'server.python': '/venv/bin/python' }), info), {
+test('the server starts from the bundle, else from python -m flowedit.cli lsp, unless a command is set', () => {
+  const launcher = '/ext/bundled/tool/launch.py';
+  assert.deepEqual(serverLaunch(reader({}), info, '/usr/bin/python3', launcher), {
+    command: '/usr/bin/python3', args: [launcher, 'lsp'], via: 'bundled', installHint: '',
+  });
+  assert.deepEqual(serverLaunch(reader({ 'server.importStrategy': 'fromEnvironment' }), info, '/venv/bin/python', launcher), {
     command: '/venv/bin/python', args: ['-m', 'flowedit.cli', 'lsp'], via: 'python',
     installHint: '/venv/bin/python -m pip install flowedit',
   });
-  assert.deepEqual(serverLaunch(reader({}), info).command, 'python3');
-  const cmd = serverLaunch(reader({ 'server.command': ['flowedit', 'lsp', '--log-level', 'DEBUG'] }), info);
+  assert.equal(serverLaunch(reader({}), info, 'python3').via, 'python');  // a VSIX without the bundle
+  const cmd = serverLaunch(reader({ 'server.command': ['flowedit', 'lsp', '--log-level', 'DEBUG'] }), info, 'python3', launcher);
   assert.deepEqual([cmd.command, cmd.args, cmd.via], ['flowedit', ['lsp', '--log-level', 'DEBUG'], 'command']);
-  assert.equal(serverLaunch(reader({ 'server.command': [''] }), info).via, 'python');
-  assert.equal(serverLaunch(reader({ 'server.python': '/my env/python' }), info).installHint,
-               "'/my env/python' -m pip install flowedit");
+  assert.equal(serverLaunch(reader({ 'server.command': [''] }), info, 'python3', launcher).via, 'bundled');
+  assert.equal(serverLaunch(reader({}), info, '/my env/python').installHint, "'/my env/python' -m pip install flowedit");
+  assert.equal(pythonSetting(reader({ 'server.python': '  ' })), undefined);
+  assert.equal(pythonSetting(reader({ 'server.python': '/venv/bin/python' })), '/venv/bin/python');
 });
 
 test('the API key reaches the server under the configured variable only', () => {

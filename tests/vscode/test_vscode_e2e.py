@@ -138,9 +138,9 @@ async def _run(args: list[str], cwd: Path, log: Path, timeout: float, env: dict 
     return round(time.monotonic() - start, 1)
 
 
-def _clean_env(**extra: str) -> dict[str, str]:
+def _clean_env(out: Path = OUT, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLOWEDIT_", "OPENAI_", "VSCODE_"))}
-    env.update({f"XDG_{d.upper()}_HOME": str(OUT / "xdg" / d) for d in ("config", "data", "cache", "state")})
+    env.update({f"XDG_{d.upper()}_HOME": str(out / "xdg" / d) for d in ("config", "data", "cache", "state")})
     env.update(extra)
     return env
 
@@ -148,15 +148,16 @@ def _clean_env(**extra: str) -> dict[str, str]:
 class CodeServer:
     """code-server on a port of its own choosing, in its own process group."""
 
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.env, self.log, self.proc, self.url = env, log, None, ""
+    def __init__(self, env: dict[str, str], log: Path, out: Path = OUT) -> None:
+        self.env, self.log, self.out_dir, self.proc, self.url = env, log, out, None, ""
 
     async def __aenter__(self) -> "CodeServer":
         self.out = self.log.open("wb")
         self.proc = await asyncio.create_subprocess_exec(
             str(CODE_SERVER), "--bind-addr", "127.0.0.1:0", "--auth", "none", "--disable-telemetry",
             "--disable-update-check", "--disable-workspace-trust",
-            "--user-data-dir", str(OUT / "ud"), "--extensions-dir", str(OUT / "ext"), str(OUT / "ws"),
+            "--user-data-dir", str(self.out_dir / "ud"), "--extensions-dir", str(self.out_dir / "ext"),
+            str(self.out_dir / "ws"),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=self.env, start_new_session=True)
         deadline = time.monotonic() + 60
         while not self.url:
@@ -186,11 +187,11 @@ class CodeServer:
         self.out.close()
 
 
-def _collect_logs() -> None:
+def _collect_logs(out: Path = OUT) -> None:
     """The extension's output channel (with the server's stderr) as VS Code wrote it to disk."""
-    for f in (OUT / "ud" / "logs").rglob("*.log"):
+    for f in (out / "ud" / "logs").rglob("*.log"):
         if "FlowEdit" in f.name or f.name in ("exthost.log", "remoteexthost.log"):
-            shutil.copy(f, OUT / f"log-{f.parent.name}-{f.name}")
+            shutil.copy(f, out / f"log-{f.parent.name}-{f.name}")
 
 
 def test_vscode_unit_tests() -> None:
