@@ -132,3 +132,12 @@ async def test_lspclient_accepts_ghost_text_from_the_workspace_root(tmp_path):
         again = await editor.inline(uri, cursor + len(answer.text), invoked=True)
         assert again.text is None  # the server's copy has the accepted text: nothing left to suggest
     assert any("1 files" in line for line in logs), logs
+
+
+def test_the_quick_demo_checks_the_whole_path_and_prints_only_the_summary():
+    proc = subprocess.run([sys.executable, "-m", "flowedit.cli", "demo", "--quick", "--no-color"],
+                          capture_output=True, text=True, encoding="utf-8", timeout=120, env=ENV)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "completion check                  ok: " in proc.stdout
+    assert "rewrite check                     ok: " in proc.stdout
+    assert "final document:" not in proc.stdout  # summary only

@@ -74,6 +74,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --endpoint: completions from that model too (default: the embedded engine)")
     parser.add_argument("--no-color", action="store_true", help="plain line output, no ANSI redraw")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
+    parser.add_argument("--quick", action="store_true",
+                        help="the stand-in at full speed with no first-token delay, summary only: the whole path "
+                             "checked in seconds (for CI and install checks)")
     parser.set_defaults(run=run)
 
 
@@ -82,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     if args.complete_with_endpoint and not args.endpoint:
         print("flowedit demo: --complete-with-endpoint needs --endpoint", file=sys.stderr)
         return 2
+    if args.quick:
+        args.rate, args.first_token_ms, args.quiet = 0.0, 0.0, True
     try:
         return asyncio.run(_demo(args, sys.stdout))
     except KeyboardInterrupt:
