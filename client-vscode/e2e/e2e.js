@@ -493,6 +493,25 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     log('hidden mid-stream:', r.changesWhileHidden, 'changes while hidden; exact', r.exact, '; one Ctrl+Z restored the original', r.oneUndo);
   });
 
+  // ------------------------------------------------------------ 9: the server dies; one clear message, Restart
+  await attempt('9-server-exit', async r => {
+    const mark = trace().length;
+    // (no shell: its own command line would match the pattern)
+    require('child_process').execFileSync('pkill', ['-KILL', '-f', cfg.serverPattern]);
+    const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'the server stopped' });
+    await toast.first().waitFor({ timeout: 15000 });
+    r.message = norm(await toast.first().locator('.notification-list-item-message').innerText());
+    r.toasts = (await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts()).map(norm);
+    r.status = await statusText(page);
+    r.shot = await shot(page, '9-server-stopped');
+    await toast.first().locator('.monaco-button', { hasText: 'Restart' }).click();
+    await until('the server running again', () => trace().slice(mark).some(e => e.event === 'connection' && e.state === 'running'), 60000);
+    r.statusAfter = await statusText(page);
+    r.shotRestarted = await shot(page, '9-server-restarted');
+    r.ok = /killed by SIGKILL/.test(r.message) && r.toasts.filter(t => /FlowEdit/.test(t)).length === 1;
+    log('server exit:', JSON.stringify(r.message), '; status', JSON.stringify(r.status), '→', JSON.stringify(r.statusAfter));
+  });
+
   results.totalS = (Date.now() - T0) / 1000;
   fs.writeFileSync(cfg.results, JSON.stringify(results, null, 2));
   await browser.close();

@@ -5,14 +5,16 @@
  * instruction.
  */
 
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import {
-  DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, State,
+  CloseAction, DidChangeConfigurationNotification, ErrorAction, ExecuteCommandRequest, LanguageClient, State,
   type LanguageClientOptions, type Middleware, type ServerOptions, type StaticFeature,
 } from 'vscode-languageclient/node';
+import * as readline from 'node:readline';
+import { StderrTail, exitMessage } from './exits';
 import { openRewrite, type RewriteTarget } from './instruction';
 import { findPartialAccept, type ShownItem } from './partial';
 import { RestartQueue } from './restart';
@@ -48,6 +50,7 @@ interface ShownItems {
 
 export class FloweditClient {
   private client: LanguageClient | undefined;
+  private process: ChildProcess | undefined;  // the running server's, once it answered initialize
   private readonly restarts = new RestartQueue(() => this.restartNow());
   private shown: ShownItems | undefined;
 
@@ -70,8 +73,8 @@ export class FloweditClient {
   }
 
   async stop(): Promise<void> {
-    const old = this.client;
-    this.client = undefined;
+    const old = this.client, process = this.process;
+    this.client = this.process = undefined;
     if (old) {
       try {
         await old.stop(3000);
@@ -80,6 +83,7 @@ export class FloweditClient {
       }
       await old.dispose().catch(() => undefined);
     }
+    if (process && !(await exited(process))) process.kill();  // it did not exit when asked to
   }
 
   /** Settings changed that a running server can take as they are. */
@@ -135,16 +139,31 @@ export class FloweditClient {
       return this.failed(e);
     }
     const settings = this.settings();
-    const serverOptions: ServerOptions = {
-      // no `transport`: TransportKind.stdio would append `--stdio` to the arguments
-      command: launch.command, args: launch.args,
-      options: { env: serverEnv(process.env, settings, await this.apiKey()) },
-    };
+    const env = serverEnv(process.env, settings, await this.apiKey());
+    const tail = new StderrTail();
+    let server: ChildProcess | undefined;
+    // the process is started here so that its exit code and last stderr lines can be told when it ends
+    const serverOptions: ServerOptions = async () => (server = spawn(launch.command, launch.args, { env }));
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       outputChannel: this.log,
       initializationOptions: settings,
       middleware: this.middleware(),
+      stdioOptions: {
+        stdout: () => undefined,  // the LSP stream itself
+        stderr: (input, channel) => {
+          readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 })
+            .on('line', line => { tail.push(line + '\n'); channel.appendLine(line); });
+        },
+      },
+      // one message of ours when the server ends, never languageclient's own (nor its restarts)
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue, handled: true }),
+        closed: () => {
+          if (this.client === client) void this.serverEnded(client, server, tail);
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
     };
     const client = new LanguageClient(this.info.module, this.info.name, serverOptions, clientOptions);
     this.client = client;
@@ -163,12 +182,28 @@ export class FloweditClient {
     this.log.info(`starting ${launch.command} ${launch.args.join(' ')}`);
     try {
       await client.start();
+      this.process = server;
       this.events.connection('running');
     } catch (e) {
       if (this.client === client) this.client = undefined;
       await client.dispose().catch(() => undefined);
-      return this.failed(e);
+      // a server that exited says more (its exit code, its last stderr lines) than the broken connection
+      return this.failed(await exited(server) ? new Error(exitMessage(server!.exitCode, server!.signalCode, tail.last)) : e);
     }
+  }
+
+  /** The server process ended while in use: say so once, with its exit code and last words. */
+  private async serverEnded(client: LanguageClient, server: ChildProcess | undefined, tail: StderrTail): Promise<void> {
+    await exited(server);
+    if (this.client !== client || this.process !== server) return;  // stopping, restarting, or not started yet
+    this.client = undefined;
+    const message = exitMessage(server?.exitCode ?? null, server?.signalCode ?? null, tail.last);
+    this.log.error(message);
+    this.events.connection('error', message);
+    void api.showError(`FlowEdit: ${message}`, 'Restart', 'Open Log').then(choice => {
+      if (choice === 'Restart') void this.restart();
+      if (choice === 'Open Log') this.log.show();
+    });
   }
 
   private failed(e: unknown): void {
@@ -193,7 +228,8 @@ export class FloweditClient {
         next(token, params);
       },
       provideInlineCompletionItems: async (document, position, context, token, next) => {
-        if (api.setting('inline.enabled') === false) return null;
+        // (asked while the server restarts, languageclient's provider threw a TypeError)
+        if (api.setting('inline.enabled') === false || !this.running) return null;
         const result = await next(document, position, context, token);
         const items = Array.isArray(result) ? result : result?.items ?? [];
         this.shown = {
@@ -246,6 +282,15 @@ function editorPort(client: LanguageClient): EditorPort<api.TextEditor> {
     setCursor: (editor, at) => api.setCursor(editor, at),
     whenVisible: (uri, ms) => api.whenVisible(key(uri), ms),
   };
+}
+
+/** Whether `server` has ended (waiting up to 2 s for it to). */
+async function exited(server: ChildProcess | undefined): Promise<boolean> {
+  if (!server) return false;
+  if (server.exitCode === null && server.signalCode === null) {
+    await new Promise(resolve => { server.once('exit', resolve); setTimeout(resolve, 2000); });
+  }
+  return server.exitCode !== null || server.signalCode !== null;
 }
 
 /** The interpreter to run the server with: `flowedit.server.python`, else the Python extension's, else

@@ -7,7 +7,8 @@ code-server profile, and starts code-server with a PATH whose `python3` is the m
 flowedit, no test venv) and no `flowedit.server.*` setting: the extension finds the interpreter itself.
 The driver (client-vscode/e2e/e2e.js, steps 1 and 2 only) types where the embedded engine's index of the
 workspace predicts a unique line (ghost text, Tab), then points `flowedit.endpoint` at a scripted model on
-loopback and rewrites the function (streamed, exact, one undo step). Screenshots under
+loopback and rewrites the function (streamed, exact, one undo step), then kills the server: one message
+says how it ended, and its Restart button brings it back. Screenshots under
 test-output/vscode-bundled/shots/. Runs with FLOWEDIT_VSCODE_E2E=1 (like test_vscode_e2e.py).
 """
 
@@ -86,7 +87,8 @@ async def test_the_platform_vsix_runs_its_own_server(tmp_path: Path) -> None:
         base = {**QUIET, "flowedit.endpoint": ""}
         (OUT / "ud" / "User" / "settings.json").write_text(json.dumps(base, indent=2))
         config = {
-            "steps": ["1-ghost-text", "settings-switch", "2-rewrite"],
+            "steps": ["1-ghost-text", "settings-switch", "2-rewrite", "9-server-exit"],
+            "serverPattern": "bundled/tool/launch.py lsp",
             "name": FIXTURE, "file": str(OUT / "ws" / FIXTURE), "fileUri": (OUT / "ws" / FIXTURE).as_uri(),
             "openMarker": "FlowEdit e2e fixture",
             "original": ORIGINAL, "answer": ANSWER, "expected": ORIGINAL[:start] + ANSWER + ORIGINAL[end:],
@@ -118,10 +120,12 @@ async def test_the_platform_vsix_runs_its_own_server(tmp_path: Path) -> None:
     results = json.loads((OUT / "results.json").read_text()) if (OUT / "results.json").exists() else {"steps": {}}
     steps = results["steps"]
     failed = {name: s.get("error", s) for name, s in steps.items() if not s.get("ok")}
-    assert not failed and {"1-ghost-text", "2-rewrite"} <= steps.keys(), (
+    assert not failed and {"1-ghost-text", "2-rewrite", "9-server-exit"} <= steps.keys(), (
         f"steps failed or missing: {json.dumps(failed, indent=2)[:4000]}\nsee {OUT}")
     server_log = "".join(f.read_text(errors="replace") for f in OUT.glob("log-*FlowEdit.log"))
     launcher = "bundled/tool/launch.py lsp"
     assert launcher in server_log, "the extension did not start its bundled server"
     assert "FLOWEDIT_LOCAL" in steps["1-ghost-text"]["ghostText"], steps["1-ghost-text"]
     assert steps["2-rewrite"]["exact"] and steps["2-rewrite"]["oneUndo"], steps["2-rewrite"]
+    # killed: one message of ours with how it ended (no languageclient "connection got closed"), Restart works
+    assert steps["9-server-exit"]["message"].startswith("FlowEdit: the server stopped (killed by SIGKILL)"), steps
