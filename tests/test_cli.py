@@ -48,3 +48,11 @@ def test_version_names_the_package_and_the_python():
 
 def test_the_installed_package_says_it_is_typed():
     assert (resources.files("flowedit") / "py.typed").is_file()
+
+
+def test_the_language_server_starts_without_the_other_commands_imports():
+    probe = ("import sys; from flowedit.cli import build_parser; build_parser('lsp').parse_args(['lsp']); "
+             "print(sorted(m for m in ('flowedit.cli.demo', 'flowedit.engines.serve', 'flowedit.editor.view') "
+             "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -6,18 +6,26 @@ import argparse
 import sys
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every subcommand (each module adds its own arguments)."""
-    from flowedit.cli import demo
-    from flowedit.engines import serve as serve_cmd
-    from flowedit.lsp import main as lsp_main
+COMMANDS = {  # name: (help, the module whose add_arguments defines it)
+    "serve": ("serve the Responses WebSocket protocol", "flowedit.engines.serve"),
+    "lsp": ("run the language server over stdio", "flowedit.lsp.main"),
+    "demo": ("run the whole path in this terminal", "flowedit.cli.demo"),
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser for every subcommand (each module adds its own arguments); with `only`, the
+    other subcommands' modules are not imported (`flowedit lsp` starts without the demo's or the
+    gateway's imports: an editor waits for it)."""
+    import importlib
 
     parser = argparse.ArgumentParser(prog="flowedit", description=__doc__)
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
-    serve_cmd.add_arguments(sub.add_parser("serve", help="serve the Responses WebSocket protocol"))
-    lsp_main.add_arguments(sub.add_parser("lsp", help="run the language server over stdio"))
-    demo.add_arguments(sub.add_parser("demo", help="run the whole path in this terminal"))
+    for name, (help_text, module) in COMMANDS.items():
+        command = sub.add_parser(name, help=help_text)
+        if only is None or only == name:
+            importlib.import_module(module).add_arguments(command)
     bench = sub.add_parser("bench", help="benchmarks (source checkout: bench/*.py); e.g. flowedit bench rewrite")
     bench.add_argument("name", nargs="?", default="rewrite", help="which benchmark: bench/NAME_bench.py")
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="passed on, e.g. --reps 3")
@@ -51,7 +59,9 @@ def _run_bench(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `flowedit` console script."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((a for a in argv if not a.startswith("-")), None)
+    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
     return int(args.run(args) or 0)
 
 
