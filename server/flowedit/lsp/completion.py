@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -12,7 +12,9 @@ from flowedit.core.shape import Cursor, fit
 from flowedit.core.text import Document
 from flowedit.lsp import convert
 from flowedit.lsp.host import Host
-from flowedit.lsp.inline import InlineCompleter
+
+if TYPE_CHECKING:
+    from flowedit.lsp.inline import InlineCompleter
 
 ACCEPTED = "flowedit.completionAccepted"
 PARTIAL = "textDocument/didPartiallyAcceptCompletion"  # Copilot's name and shape

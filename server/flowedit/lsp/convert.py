@@ -5,7 +5,7 @@ from __future__ import annotations
 from lsprotocol import types as lsp
 
 from flowedit.core.region import Region
-from flowedit.core.session import EditBatch
+from flowedit.core.events import EditBatch
 from flowedit.core.text import Change, Document, Encoding, Position, PositionError
 
 _ENCODINGS = {

@@ -8,14 +8,16 @@ is the one real host.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lsprotocol import types as lsp
 
 from flowedit.core.echo import EditorHabits
 from flowedit.core.text import Document, Encoding
-from flowedit.lsp.settings import Settings
-from flowedit.model.link import ModelLink
+
+if TYPE_CHECKING:  # (the server imports this seam before its first request: nothing heavy at import)
+    from flowedit.lsp.settings import Settings
+    from flowedit.model.link import ModelLink
 
 Kind = Literal["inline", "rewrite"]
 

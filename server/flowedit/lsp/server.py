@@ -1,11 +1,16 @@
-"""The language server: thin pygls handlers over the core documents and the rewrite driver."""
+"""The language server: thin pygls handlers over the core documents and the rewrite driver.
+
+What an editor waits for at start-up is the answer to `initialize`: this module imports only what that
+needs (pygls, lsprotocol, the core); settings (pydantic), the features, the model link and the engines are
+imported on first use, and the editor's settings are applied on `initialized`, just after the answer.
+"""
 
 from __future__ import annotations
 
 import logging
 import asyncio
 import copy
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
@@ -16,16 +21,15 @@ from flowedit import __version__
 from flowedit.core.echo import EditorHabits
 from flowedit.core.exclude import excluded_by
 from flowedit.core.text import Document
-from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
 from flowedit.lsp import completion, convert, documents
-from flowedit.lsp.commands import InterruptArgs, RedirectArgs, RevertArgs, RewriteArgs, parse
 from flowedit.lsp.host import Kind
-from flowedit.lsp.inline import InlineCompleter
-from flowedit.lsp.rewrites import RewriteRefused, Rewrites
-from flowedit.lsp.settings import from_environment, merge_update, parse_settings
-from flowedit.model.errors import ModelFailure
-from flowedit.model.link import ModelLink
-from flowedit.model.transport import redact
+
+if TYPE_CHECKING:
+    from flowedit.engines.factory import InProcess
+    from flowedit.lsp.inline import InlineCompleter
+    from flowedit.lsp.rewrites import Rewrites
+    from flowedit.lsp.settings import Settings
+    from flowedit.model.link import ModelLink
 
 log = logging.getLogger(__name__)
 STATUS = "flowedit/status"
@@ -56,16 +60,56 @@ class FloweditServer(LanguageServer):
     def __init__(self, cli_settings: dict[str, Any] | None = None) -> None:
         super().__init__("flowedit", __version__, protocol_cls=FloweditProtocol)
         self.docs: dict[str, Document] = {}
-        self.base_settings = from_environment(cli_settings)
-        self.settings, _ = parse_settings({}, self.base_settings)
-        self.rewrites = Rewrites(self)
-        self.completer = InlineCompleter(self)
-        self.in_process = InProcess()
+        self.cli_settings = cli_settings
+        self._settings: Settings | None = None
+        self._rewrites: Rewrites | None = None
+        self._completer: InlineCompleter | None = None
+        self._in_process: InProcess | None = None
         self._links: dict[str, tuple[ModelLink, tuple]] = {}  # by URL, with what each was made with
         self._retired: list[ModelLink] = []  # replaced links still serving their streams
         self.user_settings: dict[str, Any] = {}  # what the editor set, merged update by update
         self.link_state = "idle"
         self.client_name = ""
+        self.initialization_options: Any = None
+
+    # ------------------------------------------------------------------ made on first use
+    @property
+    def base_settings(self) -> dict[str, Any]:
+        from flowedit.lsp.settings import from_environment
+
+        return from_environment(self.cli_settings)
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            from flowedit.lsp.settings import parse_settings
+
+            self._settings, _ = parse_settings(self.user_settings, self.base_settings)
+        return self._settings
+
+    @property
+    def rewrites(self) -> Rewrites:
+        if self._rewrites is None:
+            from flowedit.lsp.rewrites import Rewrites
+
+            self._rewrites = Rewrites(self)
+        return self._rewrites
+
+    @property
+    def completer(self) -> InlineCompleter:
+        if self._completer is None:
+            from flowedit.lsp.inline import InlineCompleter
+
+            self._completer = InlineCompleter(self)
+        return self._completer
+
+    @property
+    def in_process(self) -> InProcess:
+        if self._in_process is None:
+            from flowedit.engines.factory import InProcess
+
+            self._in_process = InProcess()
+        return self._in_process
 
     # ------------------------------------------------------------------ the features' Host
     @property
@@ -79,6 +123,11 @@ class FloweditServer(LanguageServer):
     async def link(self, kind: Kind) -> tuple[ModelLink, str]:
         """The one long-lived link to the endpoint serving `kind` (shared by every request to that
         endpoint, created on first use) and the model to ask."""
+        from flowedit.engines.factory import EngineSpec, embedded_spec
+        from flowedit.model.errors import ModelFailure
+        from flowedit.model.link import ModelLink
+        from flowedit.model.transport import redact
+
         url, model = self.settings.target(kind)
         s = self.settings
         if not url and s.upstream:  # no endpoint: the bridge to an OpenAI-compatible server, in-process
@@ -159,6 +208,8 @@ class FloweditServer(LanguageServer):
 
     def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None) -> None:
         """`flowedit/status`: connection state, model, the figures of the last request, completion counters."""
+        from flowedit.model.transport import redact
+
         endpoint, model = self.settings.endpoint, self.settings.model
         if not endpoint and self.in_process.urls:
             endpoint = self.in_process.urls[0]
@@ -169,9 +220,11 @@ class FloweditServer(LanguageServer):
 
     def apply_settings(self, update: Any) -> None:
         """initializationOptions, then each didChangeConfiguration: merged (absent keeps, null resets)."""
+        from flowedit.lsp.settings import merge_update, parse_settings
+
         merged = merge_update(self.user_settings, update)
         self.user_settings = merged if isinstance(merged, dict) else {}
-        self.settings, problems = parse_settings(merged, self.base_settings)
+        self._settings, problems = parse_settings(merged, self.base_settings)
         if problems:
             message = "FlowEdit settings: " + "; ".join(problems)
             log.warning("%s", message)
@@ -182,7 +235,8 @@ class FloweditServer(LanguageServer):
             await link.close()
         self._links.clear()
         self._retired.clear()
-        await self.in_process.close()
+        if self._in_process is not None:
+            await self._in_process.close()
 
 
 def client_name(params: lsp.InitializeParams) -> str:
@@ -206,7 +260,12 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: FloweditServer, params: lsp.InitializeParams) -> None:
         ls.client_name = client_name(params)
-        ls.apply_settings(params.initialization_options)
+        ls.initialization_options = params.initialization_options  # applied on `initialized`
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: FloweditServer, params: lsp.InitializedParams) -> None:
+        # after the answer the editor waits for: the settings (pydantic) and the features get imported now
+        ls.apply_settings(ls.initialization_options)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: FloweditServer, params: lsp.DidChangeConfigurationParams) -> None:
@@ -258,6 +317,9 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.command("flowedit.rewrite")
     async def rewrite(ls: FloweditServer, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.commands import RewriteArgs, parse
+        from flowedit.lsp.rewrites import RewriteRefused
+
         a: RewriteArgs = parse(RewriteArgs, args)
         try:
             run = await ls.rewrites.request(a.uri, a.range.lsp(), a.instruction, a.mode, a.version)
@@ -268,6 +330,8 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.command("flowedit.interrupt")
     async def interrupt(ls: FloweditServer, *args: Any) -> list[dict[str, Any]]:
+        from flowedit.lsp.commands import InterruptArgs, parse
+
         a: InterruptArgs = parse(InterruptArgs, args)
         runs = ls.rewrites.matching(a.id, a.uri)
         if a.id is not None and not runs:
@@ -276,6 +340,9 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.command("flowedit.redirect")
     async def redirect(ls: FloweditServer, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.commands import RedirectArgs, parse
+        from flowedit.lsp.rewrites import RewriteRefused
+
         a: RedirectArgs = parse(RedirectArgs, args)
         run = ls.rewrites.runs.get(a.id)
         if run is None:
@@ -287,6 +354,8 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.command("flowedit.revert")
     async def revert(ls: FloweditServer, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.commands import RevertArgs, parse
+
         result = await ls.rewrites.revert(parse(RevertArgs, args).uri)
         if not result["reverted"]:
             ls.show_warning(f"FlowEdit cannot revert: {result['reason']}")
@@ -319,7 +388,8 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: FloweditServer, params: None) -> None:
-        await ls.completer.close()
+        if ls._completer is not None:
+            await ls._completer.close()
         await ls.close_links()
 
     return server
