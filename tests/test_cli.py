@@ -56,3 +56,14 @@ def test_the_language_server_starts_without_the_other_commands_imports():
              "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_the_language_server_is_built_without_what_initialize_does_not_need():
+    """An editor waits for the initialize answer: pydantic, the features, the model link and the engines
+    are imported after it (bench/startup_bench.py has the figures)."""
+    probe = ("import sys; from flowedit.lsp.server import build_server; build_server({}); "
+             "print(sorted(m for m in ('pydantic', 'flowedit.model.wire', 'flowedit.model.link', "
+             "'flowedit.engines.factory', 'flowedit.lsp.settings', 'flowedit.lsp.rewrites', 'flowedit.lsp.inline', "
+             "'websockets', 'httpx2') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
