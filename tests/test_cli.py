@@ -67,3 +67,8 @@ def test_the_language_server_is_built_without_what_initialize_does_not_need():
              "'websockets', 'httpx2') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_the_language_server_logs_warnings_and_worse_unless_asked():
+    assert build_parser("lsp").parse_args(["lsp"]).log_level == "WARNING"
+    assert build_parser("lsp").parse_args(["lsp", "--log-level", "INFO"]).log_level == "INFO"

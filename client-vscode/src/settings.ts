@@ -90,6 +90,8 @@ export interface ServerInfo {
   installCommand: string;
 }
 
+const LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const;
+
 /** The interpreter the user set (`flowedit.server.python`), if any. */
 export function pythonSetting(get: SettingReader): string | undefined {
   return text(get('server.python'));
@@ -103,10 +105,11 @@ export function serverLaunch(get: SettingReader, info: ServerInfo, python: strin
   if (Array.isArray(cmd) && cmd.length > 0 && cmd.every(c => typeof c === 'string') && cmd[0].trim() !== '') {
     return { command: cmd[0], args: cmd.slice(1), via: 'command', installHint: '' };
   }
+  const logLevel = ['--log-level', oneOf(get('server.logLevel'), LOG_LEVELS, 'warning').toUpperCase()];
   if (launcher && get('server.importStrategy') !== 'fromEnvironment') {
-    return { command: python, args: [launcher, 'lsp'], via: 'bundled', installHint: '' };
+    return { command: python, args: [launcher, 'lsp', ...logLevel], via: 'bundled', installHint: '' };
   }
-  return { command: python, args: ['-m', `${info.module}.cli`, 'lsp'], via: 'python',
+  return { command: python, args: ['-m', `${info.module}.cli`, 'lsp', ...logLevel], via: 'python',
            installHint: `${quote(python)} ${info.installCommand}` };
 }
 

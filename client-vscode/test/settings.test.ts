@@ -42,10 +42,10 @@ test('invalid values fall back to defaults instead of reaching the server', () =
 test('the server starts from the bundle, else from python -m flowedit.cli lsp, unless a command is set', () => {
   const launcher = '/ext/bundled/tool/launch.py';
   assert.deepEqual(serverLaunch(reader({}), info, '/usr/bin/python3', launcher), {
-    command: '/usr/bin/python3', args: [launcher, 'lsp'], via: 'bundled', installHint: '',
+    command: '/usr/bin/python3', args: [launcher, 'lsp', '--log-level', 'WARNING'], via: 'bundled', installHint: '',
   });
   assert.deepEqual(serverLaunch(reader({ 'server.importStrategy': 'fromEnvironment' }), info, '/venv/bin/python', launcher), {
-    command: '/venv/bin/python', args: ['-m', 'flowedit.cli', 'lsp'], via: 'python',
+    command: '/venv/bin/python', args: ['-m', 'flowedit.cli', 'lsp', '--log-level', 'WARNING'], via: 'python',
     installHint: '/venv/bin/python -m pip install flowedit',
   });
   assert.equal(serverLaunch(reader({}), info, 'python3').via, 'python');  // a VSIX without the bundle
@@ -53,6 +53,8 @@ test('the server starts from the bundle, else from python -m flowedit.cli lsp, u
   assert.deepEqual([cmd.command, cmd.args, cmd.via], ['flowedit', ['lsp', '--log-level', 'DEBUG'], 'command']);
   assert.equal(serverLaunch(reader({ 'server.command': [''] }), info, 'python3', launcher).via, 'bundled');
   assert.equal(serverLaunch(reader({}), info, '/my env/python').installHint, "'/my env/python' -m pip install flowedit");
+  assert.deepEqual(serverLaunch(reader({ 'server.logLevel': 'info' }), info, 'python3', launcher).args.slice(-2),
+                   ['--log-level', 'INFO']);
   assert.equal(pythonSetting(reader({ 'server.python': '  ' })), undefined);
   assert.equal(pythonSetting(reader({ 'server.python': '/venv/bin/python' })), '/venv/bin/python');
 });

@@ -4,7 +4,7 @@ flowedit, it shows ghost text from the embedded engine and streams a rewrite.
 Builds `flowedit-linux-x64.vsix` with client-vscode/ci/package.sh (the server and its libraries for
 CPython 3.11–3.14 under bundled/, wheels from the package index; no numpy), installs THAT file into a new
 code-server profile, and starts code-server with a PATH whose `python3` is the machine's own (no
-flowedit, no test venv) and no `flowedit.server.*` setting: the extension finds the interpreter itself.
+flowedit, no test venv) and no `flowedit.server.python`: the extension finds the interpreter itself.
 The driver (client-vscode/e2e/e2e.js, steps 1 and 2 only) types where the embedded engine's index of the
 workspace predicts a unique line (ghost text, Tab), then points `flowedit.endpoint` at a scripted model on
 loopback and rewrites the function (streamed, exact, one undo step), then kills the server: one message
@@ -84,7 +84,7 @@ async def test_the_platform_vsix_runs_its_own_server(tmp_path: Path) -> None:
     end = len("".join(ORIGINAL.splitlines(True)[:TO_LINE]))
     async with Gateway(ANSWER, tmp_path, rate=REWRITE_RATE, first_token_ms=REWRITE_FIRST_TOKEN_MS) as rewrite_gw:
         # no flowedit.server.* and no endpoint (empty: the default): the bundled server on the embedded engine
-        base = {**QUIET, "flowedit.endpoint": ""}
+        base = {**QUIET, "flowedit.endpoint": "", "flowedit.server.logLevel": "info"}
         (OUT / "ud" / "User" / "settings.json").write_text(json.dumps(base, indent=2))
         config = {
             "steps": ["1-ghost-text", "settings-switch", "2-rewrite", "9-server-exit"],

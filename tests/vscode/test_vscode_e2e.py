@@ -232,7 +232,9 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
                Gateway(ANSWER, tmp_path, rate=REWRITE_RATE, first_token_ms=REWRITE_FIRST_TOKEN_MS) as rewrite_gw, \
                Gateway(CRLF_ANSWER, tmp_path, rate=CRLF_RATE, first_token_ms=CRLF_FIRST_TOKEN_MS) as crlf_gw, \
                Gateway(AUTO_CLOSE_ANSWER, tmp_path, rate=0) as auto_close_gw:
-        base = {**QUIET, "flowedit.server.python": sys.executable, "flowedit.model": "scripted"}
+        # (the driver reads the server's INFO lines: how each rewrite ended)
+        base = {**QUIET, "flowedit.server.python": sys.executable, "flowedit.model": "scripted",
+                "flowedit.server.logLevel": "info"}
         settings_file = OUT / "ud" / "User" / "settings.json"
         settings_file.write_text(json.dumps({**base, "flowedit.endpoint": ghost_gw.url}, indent=2))
         config = {

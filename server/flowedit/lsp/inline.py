@@ -237,7 +237,7 @@ class InlineCompleter:
             stream.done = True
             stream.changed.set()
             self.host.send_status(request=self._figures(stream))
-            log.info("completion model call ended: %s; counters %s", self._figures(stream), self.counters.as_dict())
+            log.debug("completion model call ended: %s; counters %s", self._figures(stream), self.counters.as_dict())
 
     async def _await_answer(self, stream: ModelStream, typed: str, superseded: asyncio.Future):
         """The shaped answer once it is final and agrees with what the user typed; None if it diverged."""

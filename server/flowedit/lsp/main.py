@@ -14,7 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--upstream", help="with no endpoint: an OpenAI-compatible HTTP server to bridge to "
                                            "in-process (Ollama, llama.cpp, vLLM, SGLang, LM Studio)")
     parser.add_argument("--upstream-key-env", help="environment variable holding the upstream's bearer token")
-    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="what goes to stderr, which editors show in their LSP log (default: %(default)s; "
+                             "INFO adds each model call and rewrite)")
     parser.set_defaults(run=run)
 
 
