@@ -45,7 +45,22 @@ def block_change(text: str, region: Region, block: Block, line_shift: int, eol: 
                 start -= len(lines[i - 1]) - len(_strip_eol(lines[i - 1]))
         elif new:  # appending after a last line without terminator
             new = eol + new[: -len(eol)]
+    start, new = _keep_lone_crs(text, start, end, new)
     return minimal_change(text, Change(start, end, new))
+
+
+def _keep_lone_crs(text: str, start: int, end: int, new: str) -> tuple[int, str]:
+    """A lone CR ending a line and an LF starting the next one would read as one CR-LF line end: the
+    document would get one line fewer than the diff says. Where the edit would make such a pair, the CR's
+    line ends in CR LF instead (the pair is then that line's own end)."""
+    if start > 0 and text[start - 1] == "\r" and (new or text[end : end + 1]).startswith("\n"):
+        if new:
+            new = "\r" + new  # the CR before stays, ours pairs with the LF: an empty line of CR LF
+        else:
+            start, new = start - 1, "\r\n"  # the line before ends in CR LF, the LF line after stays
+    if new.endswith("\r") and text[end : end + 1] == "\n":
+        new += "\n"
+    return start, new
 
 
 def minimal_change(text: str, change: Change) -> Change:
