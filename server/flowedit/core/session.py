@@ -240,6 +240,7 @@ class RewriteSession:
         sent (line breaks included) and its version moved by one."""
         h, change = self.habits, flight.batch.change
         return (h.applied_means_applied and h.one_version_per_edit and self.doc.version == flight.batch.version
+                and self.doc.text[change.start : change.end] == flight.before and change.end <= len(self.doc.text)
                 and (self._eol_known or not any(c in change.text for c in "\r\n")))
 
     def _applied_unechoed(self, flight: InFlight) -> None:
