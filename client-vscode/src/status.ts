@@ -19,6 +19,8 @@ export interface StatusNotification {
   state?: string;
   model?: string;
   endpoint?: string | null;
+  /** Why the model endpoint cannot be used, while that is so (state `down`). */
+  problem?: string | null;
   request?: RequestFigures | null;
 }
 
@@ -26,8 +28,10 @@ export type Connection = 'starting' | 'running' | 'stopped' | 'error';
 
 export interface Status {
   connection: Connection;
-  /** The server's link to the model: idle, connecting, connected, reconnecting, closed. */
+  /** The server's link to the model: idle, connecting, connected, reconnecting, down, closed. */
   link?: string;
+  /** Why the model endpoint cannot be used (link `down`). */
+  problem?: string;
   model?: string;
   endpoint?: string | null;
   error?: string;
@@ -74,6 +78,7 @@ function ended(s: Status, id: string): Status {
 export function statusReceived(s: Status, n: StatusNotification): Status {
   let next: Status = { ...s };
   if (typeof n.state === 'string') next.link = n.state;
+  if (n.problem !== undefined) next.problem = n.problem ?? undefined;
   if (typeof n.model === 'string') next.model = n.model;
   if (n.endpoint !== undefined) next.endpoint = n.endpoint;
   const r = n.request;
@@ -166,6 +171,11 @@ export function formatStatus(s: Status): StatusView {
   }
   if (s.last && typeof s.last.tokens_per_s === 'number') bits.push(rate(s.last.tokens_per_s));
   if (s.last?.ttft_ms !== undefined) bits.push(`TTFT ${ms(s.last.ttft_ms)}`);
+  if (s.link === 'down') {
+    bits.push('model unreachable');
+    return { text: `$(debug-disconnect) ${bits.join(' · ')}`,
+             tooltip: tooltip(`FlowEdit: ${s.problem ?? 'the model endpoint cannot be reached'}`), severity: 'error' };
+  }
   const trouble = s.link === 'reconnecting' || s.link === 'closed';
   if (trouble) bits.push(s.link!);
   const icon = trouble ? '$(debug-disconnect)' : s.link === 'connected' ? '$(zap)' : '$(sparkle)';

@@ -63,3 +63,13 @@ test('rates and times are rounded for the eye', () => {
   const slow = statusReceived(running, { request: { id: 'rw-6', outcome: 'finished', tokens_per_s: 7.25, ttft_ms: 3 } });
   assert.match(formatStatus(slow).text, /7\.3 tok\/s · TTFT 3 ms/);
 });
+
+test('an endpoint that is down says so in the bar, why in the tooltip, and recovers', () => {
+  const down = statusReceived(running, { state: 'down', model: 'gpt', problem: '127.0.0.1 refused the connection' });
+  const view = formatStatus(down);
+  assert.equal(view.text, '$(debug-disconnect) FlowEdit · gpt · model unreachable');
+  assert.equal(view.severity, 'error');
+  assert.match(view.tooltip, /refused the connection/);
+  const back = formatStatus(statusReceived(down, { state: 'connected', problem: null }));
+  assert.equal(back.text, '$(zap) FlowEdit · gpt');
+});

@@ -6,7 +6,7 @@ import logging
 import pytest
 
 from flowedit.model import wire
-from flowedit.model.errors import ModelConnectionLost, ModelError, ModelHandshakeFailed
+from flowedit.model.errors import ModelConnectionLost, ModelError, ModelHandshakeFailed, ModelUnreachable
 from flowedit.model.fake import FakeTransport, responder
 from flowedit.model.link import ModelLink
 from tests.model.scripts import ask, creates, drop_mid_answer_once, interleaved, stay
@@ -189,7 +189,7 @@ async def test_failed_connects_pause_for_backoff_delays_then_give_up(fake):
         transport.fail_connects(5)
         with pytest.raises(ModelConnectionLost, match="gave up after 3 attempts"):
             await link.request(ask())
-        assert link.state == "idle"
+        assert link.state == "down"
 
 
 async def test_handshake_refusal_is_not_retried(fake, caplog):
@@ -200,8 +200,12 @@ async def test_handshake_refusal_is_not_retried(fake, caplog):
                      backoff_factory=no_wait)
     with pytest.raises(ModelHandshakeFailed) as caught:
         await link.request(ask())
-    assert caught.value.status == 401 and transport.attempts == 1
+    assert caught.value.status == 401 and transport.attempts == 1  # not retried by the request
     assert "sk-secret" not in caplog.text and "sk-secret" not in repr(link)
+    for _ in range(200):  # the link tries again in the background (the key may be fixed at the other end)
+        if link.state == "connected":
+            break
+        await asyncio.sleep(0.01)
     assert await (await link.request(ask())).text() == "ok"
     assert transport.peers[0].headers == {"Authorization": "Bearer sk-secret"}
     await link.close()
@@ -363,3 +367,37 @@ def test_bad_options_raise():
         ModelLink(URL, multiplex="sometimes")
     with pytest.raises(ValueError):
         ModelLink(URL, pool_size=0)
+
+
+async def test_an_endpoint_that_is_down_fails_requests_at_once_and_comes_back_by_itself(fake):
+    """The probe finds it down: requests fail at once with why (no attempts per request), the link tries
+    again in the background, and once a socket opens everything works — no new link, no restart."""
+    transport = fake()
+    transport.fail_connects(4)
+    states: list[str] = []
+    async with ModelLink(URL, transport=transport, backoff_factory=no_wait, on_state=states.append) as link:
+        with pytest.raises(ModelConnectionLost, match="refused"):
+            await link.check()
+        assert link.state == "down" and link.down_because is not None
+        attempts = transport.attempts
+        with pytest.raises(ModelUnreachable, match="cannot be reached: .*refused"):
+            await link.request(ask())
+        assert transport.attempts - attempts <= 3  # the background retries only, not the request's own
+        for _ in range(200):
+            if link.state == "connected":
+                break
+            await asyncio.sleep(0.01)
+        assert link.state == "connected" and link.down_because is None
+        assert await (await link.request(ask())).text() == "ok"
+    assert states[:2] == ["connecting", "down"] and "connected" in states
+
+
+async def test_a_refused_key_fails_every_request_at_once_until_it_is_accepted(fake):
+    transport = fake()
+    transport.fail_connects(3, status=401)
+    async with ModelLink(URL, transport=transport, backoff_factory=lambda: iter([0.0, 0.0, 0.2, 5.0])) as link:
+        with pytest.raises(ModelHandshakeFailed):
+            await link.check()
+        with pytest.raises(ModelUnreachable, match="HTTP 401"):
+            await link.request(ask())
+        assert link.state == "down" and transport.attempts <= 3

@@ -23,7 +23,7 @@ from flowedit.lsp import convert
 from flowedit.lsp.documents import lost_track
 from flowedit.lsp.host import Host
 from flowedit.model import wire
-from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure
+from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelUnreachable
 from flowedit.model.transport import redact
 
 if TYPE_CHECKING:
@@ -264,6 +264,9 @@ class Rewrites:
         except ModelError as exc:
             if generation == run.generation:
                 session.fail(f"the model answered with an error ({exc.code}): {exc.message}")
+        except ModelUnreachable as exc:
+            if generation == run.generation:
+                session.fail(str(exc))
         except ModelConnectionLost as exc:
             if generation == run.generation:
                 session.fail(f"lost the connection to the model: {exc}")

@@ -71,6 +71,7 @@ class FloweditServer(LanguageServer):
         self.link_state = "idle"
         self.client_name = ""
         self.initialization_options: Any = None
+        self._probes: set[asyncio.Task] = set()
 
     # ------------------------------------------------------------------ made on first use
     @property
@@ -214,8 +215,10 @@ class FloweditServer(LanguageServer):
         if not endpoint and self.in_process.urls:
             endpoint = self.in_process.urls[0]
             model = model if self.settings.upstream else "embedded"
+        down = next((link.down_because for link, _ in self._links.values() if link.down_because), None)
         self.protocol.notify(STATUS, {"state": self.link_state, "model": model,
                                       "endpoint": redact(endpoint) if endpoint else None, "request": request,
+                                      "problem": str(down) if down else None,
                                       "completion": completion or self.completer.counters.as_dict()})
 
     def apply_settings(self, update: Any) -> None:
@@ -229,6 +232,30 @@ class FloweditServer(LanguageServer):
             message = "FlowEdit settings: " + "; ".join(problems)
             log.warning("%s", message)
             self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
+        probe = asyncio.ensure_future(self.probe_endpoints())
+        self._probes.add(probe)
+        probe.add_done_callback(self._probes.discard)
+
+    async def probe_endpoints(self) -> None:
+        """Open a socket to each configured endpoint now — after the initialize answer and after each
+        settings change — so that what is wrong (unreachable, a refused key, a certificate) is said once,
+        at once, with the endpoint (never a secret). While one is down its link fails requests at once
+        and tries again in the background; the status says when it is back."""
+        from flowedit.model.errors import ModelFailure
+        from flowedit.model.transport import redact
+
+        seen: set[str] = set()
+        for kind in ("inline", "rewrite"):
+            url, _ = self.settings.target(kind)
+            if not url or url in seen:  # the embedded engine or the bridge: in this process
+                continue
+            seen.add(url)
+            try:
+                link, _ = await self.link(kind)
+                await link.check()
+            except ModelFailure as exc:
+                self.show_warning(f"FlowEdit cannot use the model endpoint {redact(url)}: {exc}")
+        self.send_status()
 
     async def close_links(self) -> None:
         for link in [link for link, _ in self._links.values()] + self._retired:

@@ -5,6 +5,8 @@ mapped to these where the transport touches the network and never escape the lin
 
     ModelFailure                      anything the model side did to a request
     ├── ModelConnectionLost           the socket dropped, or no socket could be opened (.message)
+    │   ├── ModelUnreachable          the endpoint is down since a socket failed to open: requests fail
+    │   │                             at once with why (.cause) while the link retries in the background
     │   └── ModelHandshakeFailed      the WebSocket upgrade was answered with an HTTP status (.status)
     │       └── ModelSetupFailed      only a settings change can help (untrusted certificate, bad ca_file
     │                                 or proxy): never retried
@@ -27,6 +29,14 @@ class ModelConnectionLost(ModelFailure):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class ModelUnreachable(ModelConnectionLost):
+    """No socket opens to the endpoint (since `cause`, the last failure); asked again, in the background."""
+
+    def __init__(self, cause: ModelConnectionLost) -> None:
+        super().__init__(f"the model endpoint cannot be reached: {cause}")
+        self.cause = cause
 
 
 class ModelHandshakeFailed(ModelConnectionLost):

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from flowedit.core.backoff import backoff
 from flowedit.model import wire
 from flowedit.model.channel import OFF, ON, RESEND, Channel
-from flowedit.model.errors import ModelConnectionLost, ModelHandshakeFailed
+from flowedit.model.errors import ModelConnectionLost, ModelHandshakeFailed, ModelUnreachable
 from flowedit.model.lane import Lane
 from flowedit.model.transport import Connection, ModelSetupFailed, Transport, WebSocketTransport, redact
 
@@ -33,6 +33,7 @@ log = logging.getLogger("flowedit.model")
 Multiplex = Literal["auto", "on", "off"]
 # Hosts known to serve one response at a time per socket and to reject `stream_id`.
 ONE_AT_A_TIME_HOSTS = ("azure.com", "x.ai")
+RECOVER_MAX_DELAY_S = 30.0  # an endpoint that is down is tried again at least this often
 
 
 def _one_at_a_time(url: str) -> bool:
@@ -91,14 +92,36 @@ class ModelLink:
         self._opened = 0
         self._lost = False
         self._closed = False
+        self._down: ModelConnectionLost | None = None  # why no socket opens (None: unknown, or one did)
 
     def __repr__(self) -> str:
         return f"<ModelLink {redact(self.url)} multiplex={self._mode} state={self._state}>"
 
     @property
     def state(self) -> str:
-        """`idle`, `connecting`, `connected`, `reconnecting` or `closed`."""
+        """`idle`, `connecting`, `connected`, `reconnecting`, `down` (no socket opens: `down_because`)
+        or `closed`."""
         return self._state
+
+    @property
+    def down_because(self) -> ModelConnectionLost | None:
+        """Why no socket opens to the endpoint, while that is so."""
+        return self._down
+
+    async def check(self) -> None:
+        """Open a socket now, if none is open (the endpoint probe, at start-up and when settings change);
+        raises what opening fails with. From then on, until a socket opens, requests fail at once with
+        `ModelUnreachable` and the link tries again in the background, less and less often."""
+        self._check_open()
+        if self._down is not None:
+            raise self._down
+        async with self._connect_lock:
+            if self._mode == "off":
+                if not self._pool:
+                    self._pool.append(await self._open_channel(False, attempts=1))
+                    self._signal_pool()
+            elif self._current is None or not self._usable(self._current):
+                self._current = await self._open_channel(None if self._mode == "auto" else True, attempts=1)
 
     @property
     def busy(self) -> bool:
@@ -123,6 +146,8 @@ class ModelLink:
         `ModelHandshakeFailed` at once when the endpoint refuses the upgrade (bad key, wrong URL).
         """
         self._check_open()
+        if self._down is not None:
+            raise ModelUnreachable(self._down)
         if self._mode == "auto":
             async with self._probe_lock:  # concurrent requests wait for the first answer's verdict
                 if self._mode == "auto":
@@ -242,12 +267,45 @@ class ModelLink:
                 failure = exc
             else:
                 return await self._adopt(conn, multiplex)
-        self._set_state("connected" if self._channels else "idle")
         assert failure is not None
+        if self._channels:
+            self._set_state("connected")
+        else:
+            self._went_down(failure)
         log.warning("model link: %s", failure)
         if isinstance(failure, ModelHandshakeFailed) or attempts == 1:
             raise failure
         raise ModelConnectionLost(f"{failure} (gave up after {attempts} attempts)")
+
+    def _went_down(self, failure: ModelConnectionLost) -> None:
+        """No socket opens: say so (state `down`) and, unless only a settings change can help (a
+        certificate or proxy setting), keep trying in the background."""
+        first = self._down is None
+        self._down = failure
+        self._set_state("down")
+        if first and not self._closed and not isinstance(failure, ModelSetupFailed):
+            self._spawn(self._recover())
+
+    async def _recover(self) -> None:
+        delays = self._backoff_factory()
+        while self._down is not None and not self._closed:
+            await asyncio.sleep(min(next(delays, RECOVER_MAX_DELAY_S), RECOVER_MAX_DELAY_S))
+            try:
+                conn = await self._transport.connect(self.url, self._headers)
+            except ModelSetupFailed as exc:
+                self._down = exc
+                return  # a certificate or proxy setting: only a settings change (a new link) helps
+            except ModelConnectionLost as exc:  # (a refused key too: it may be fixed on the other side)
+                self._down = exc
+                continue
+            async with self._connect_lock:
+                channel = await self._adopt(conn, False if self._mode == "off" else (None if self._mode == "auto" else True))
+                if self._mode == "off":
+                    self._pool.append(channel)
+                    self._signal_pool()
+                elif self._current is None or not self._usable(self._current):
+                    self._current = channel
+            log.info("model link: %s is reachable again", redact(self.url))
 
     async def _adopt(self, conn: Connection, multiplex: bool | None) -> Channel:
         if self._closed:
@@ -259,6 +317,7 @@ class ModelLink:
         self._channels.add(channel)
         self._timers[channel] = asyncio.get_running_loop().call_later(self._max_age, self._expire, channel)
         self._lost = False
+        self._down = None
         log.info("model link: socket %s open to %s", channel.label, redact(self.url))
         self._set_state("connected")
         return channel
