@@ -3,6 +3,7 @@ and `flowedit bench NAME` reaches every benchmark in bench/ (each takes its own 
 
 from __future__ import annotations
 
+import re
 import subprocess
 from importlib import metadata, resources
 import sys
@@ -72,3 +73,9 @@ def test_the_language_server_is_built_without_what_initialize_does_not_need():
 def test_the_language_server_logs_warnings_and_worse_unless_asked():
     assert build_parser("lsp").parse_args(["lsp"]).log_level == "WARNING"
     assert build_parser("lsp").parse_args(["lsp", "--log-level", "INFO"]).log_level == "INFO"
+
+
+def test_the_bench_readme_names_every_benchmark_and_only_those():
+    readme = (Path(__file__).parents[1] / "bench" / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(\w+)_bench\.py`", readme))
+    assert named == set(BENCHES), (named, BENCHES)
