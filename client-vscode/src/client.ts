@@ -299,7 +299,7 @@ async function findPython(): Promise<string> {
   const found = pythonSetting(api.setting) ?? await api.pythonExtensionInterpreter()
     ?? ['python3', 'python'].find(onPath);
   if (!found) {
-    throw new NotInstalled('FlowEdit needs Python 3.11 or newer and found none (no flowedit.server.python, no ' +
+    throw new NotInstalled('the server needs Python 3.11 or newer, and none was found (no flowedit.server.python, no ' +
                            'interpreter selected in the Python extension, no python3 on PATH): install one, or ' +
                            'set flowedit.server.python');
   }

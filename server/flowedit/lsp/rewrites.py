@@ -363,7 +363,7 @@ class Rewrites:
         figures = run.figures()
         rate = figures.get("tokens_per_s")
         self.host.progress(run.progress_token, "report",
-                           f"{run.tokens} tokens" + (f", {rate:.0f} tok/s" if rate else ""))
+                           f"{run.tokens} token{'' if run.tokens == 1 else 's'}" + (f", {rate:.0f} tok/s" if rate else ""))
 
     def _end_progress(self, run: RewriteRun, event: SessionEvent) -> None:
         if run.progress_token is None:
