@@ -12,7 +12,9 @@ python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m build --wheel --outdir "$work/dist" "$root" >"$work/build.log" 2>&1 \
   || { tail -30 "$work/build.log"; exit 1; }
 wheel=$(ls "$work"/dist/flowedit-*.whl)
-unzip -l "$wheel" | grep -q 'flowedit/py.typed' || { echo "the wheel lacks flowedit/py.typed" >&2; exit 1; }
+# (not `unzip -l | grep -q`: grep stops at the match, unzip dies of SIGPIPE, and pipefail fails the check)
+"$work/venv/bin/python" -c 'import sys, zipfile; sys.exit("flowedit/py.typed" not in zipfile.ZipFile(sys.argv[1]).namelist())' \
+  "$wheel" || { echo "the wheel lacks flowedit/py.typed" >&2; exit 1; }
 "$work/venv/bin/pip" install -q --disable-pip-version-check "$wheel"
 cd "$work"   # not the checkout: the installed package alone
 "$work/venv/bin/flowedit" --version
