@@ -27,6 +27,7 @@ from flowedit.lsp.host import Kind
 if TYPE_CHECKING:
     from flowedit.engines.factory import InProcess
     from flowedit.lsp.inline import InlineCompleter
+    from flowedit.lsp.links import Links
     from flowedit.lsp.rewrites import Rewrites
     from flowedit.lsp.settings import Settings
     from flowedit.model.link import ModelLink
@@ -64,9 +65,7 @@ class FloweditServer(LanguageServer):
         self._settings: Settings | None = None
         self._rewrites: Rewrites | None = None
         self._completer: InlineCompleter | None = None
-        self._in_process: InProcess | None = None
-        self._links: dict[str, tuple[ModelLink, tuple]] = {}  # by URL, with what each was made with
-        self._retired: list[ModelLink] = []  # replaced links still serving their streams
+        self._links: Links | None = None
         self.user_settings: dict[str, Any] = {}  # what the editor set, merged update by update
         self.link_state = "idle"
         self.client_name = ""
@@ -105,12 +104,16 @@ class FloweditServer(LanguageServer):
         return self._completer
 
     @property
-    def in_process(self) -> InProcess:
-        if self._in_process is None:
-            from flowedit.engines.factory import InProcess
+    def links(self) -> Links:
+        if self._links is None:
+            from flowedit.lsp.links import Links
 
-            self._in_process = InProcess()
-        return self._in_process
+            self._links = Links(on_state=self._link_state)
+        return self._links
+
+    @property
+    def in_process(self) -> InProcess:
+        return self.links.in_process
 
     # ------------------------------------------------------------------ the features' Host
     @property
@@ -124,47 +127,7 @@ class FloweditServer(LanguageServer):
     async def link(self, kind: Kind) -> tuple[ModelLink, str]:
         """The one long-lived link to the endpoint serving `kind` (shared by every request to that
         endpoint, created on first use) and the model to ask."""
-        from flowedit.engines.factory import EngineSpec, embedded_spec
-        from flowedit.model.errors import ModelFailure
-        from flowedit.model.link import ModelLink
-        from flowedit.model.transport import redact
-
-        url, model = self.settings.target(kind)
-        s = self.settings
-        if not url and s.upstream:  # no endpoint: the bridge to an OpenAI-compatible server, in-process
-            spec = EngineSpec("openai-compatible", upstream=s.upstream, model=model, upstream_key_env=s.upstream_key_env,
-                              fim=s.upstream_fim, fim_template=s.upstream_fim_template)
-            try:
-                url, headers = await self.in_process.endpoint(f"upstream {s.upstream} {model}", spec)
-            except ValueError as exc:
-                raise ModelFailure(f"cannot start the bridge to {redact(s.upstream)}: {exc}") from None
-            multiplex = "on"
-        elif not url:  # no endpoint: the embedded engine, in this process, behind its own token
-            url, headers = await self.in_process.endpoint("embedded", embedded_spec(
-                self.workspace.root_path, s.exclude, s.embedded.corpus, s.embedded.index_budget_tokens))
-            multiplex, model = "on", "embedded"
-        else:
-            key = s.api_key()
-            headers = {"Authorization": f"Bearer {key}"} if key else {}
-            multiplex = s.multiplex
-        config = (tuple(sorted(headers.items())), multiplex, s.ca_file, s.api_key_env)
-        link, made_with = self._links.get(url, (None, None))
-        if link is not None and made_with != config:
-            # a new key, bearer, multiplexing or CA file: a new link; the old one serves its open
-            # streams to their end and is closed once idle
-            self._retired.append(link)
-            link = None
-        if link is None:
-            link = ModelLink(url, headers=headers, multiplex=multiplex, on_state=self._link_state,
-                             ca_file=s.ca_file, api_key_env=s.api_key_env)
-            self._links[url] = (link, config)
-        await self._close_idle_retired()
-        return link, model
-
-    async def _close_idle_retired(self) -> None:
-        for old in [old for old in self._retired if not old.busy]:
-            self._retired.remove(old)
-            await old.close()
+        return await self.links.get(kind, self.settings, lambda: self.workspace.root_path)
 
     def _link_state(self, state: str) -> None:
         self.link_state = state
@@ -215,7 +178,7 @@ class FloweditServer(LanguageServer):
         if not endpoint and self.in_process.urls:
             endpoint = self.in_process.urls[0]
             model = model if self.settings.upstream else "embedded"
-        down = next((link.down_because for link, _ in self._links.values() if link.down_because), None)
+        down = self._links.down_because if self._links is not None else None
         self.protocol.notify(STATUS, {"state": self.link_state, "model": model,
                                       "endpoint": redact(endpoint) if endpoint else None, "request": request,
                                       "problem": str(down) if down else None,
@@ -237,33 +200,14 @@ class FloweditServer(LanguageServer):
         probe.add_done_callback(self._probes.discard)
 
     async def probe_endpoints(self) -> None:
-        """Open a socket to each configured endpoint now — after the initialize answer and after each
-        settings change — so that what is wrong (unreachable, a refused key, a certificate) is said once,
-        at once, with the endpoint (never a secret). While one is down its link fails requests at once
-        and tries again in the background; the status says when it is back."""
-        from flowedit.model.errors import ModelFailure
-        from flowedit.model.transport import redact
-
-        seen: set[str] = set()
-        for kind in ("inline", "rewrite"):
-            url, _ = self.settings.target(kind)
-            if not url or url in seen:  # the embedded engine or the bridge: in this process
-                continue
-            seen.add(url)
-            try:
-                link, _ = await self.link(kind)
-                await link.check()
-            except ModelFailure as exc:
-                self.show_warning(f"FlowEdit cannot use the model endpoint {redact(url)}: {exc}")
+        """Open a socket to each configured endpoint (after the initialize answer, after each settings
+        change): what is wrong is said once, at once; the status says when it is back."""
+        await self.links.probe(self.settings, lambda: self.workspace.root_path, self.show_warning)
         self.send_status()
 
     async def close_links(self) -> None:
-        for link in [link for link, _ in self._links.values()] + self._retired:
-            await link.close()
-        self._links.clear()
-        self._retired.clear()
-        if self._in_process is not None:
-            await self._in_process.close()
+        if self._links is not None:
+            await self._links.close()
 
 
 def client_name(params: lsp.InitializeParams) -> str:

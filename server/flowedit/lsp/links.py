@@ -1,0 +1,94 @@
+"""The server's model links: one long-lived `ModelLink` per endpoint URL, shared by every request to it;
+the in-process engines behind the embedded engine and the bridge; and the endpoint probe.
+
+Imported on first use (it brings pydantic's wire models, websockets and the engines): the editor's
+`initialize` answer never waits for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
+from flowedit.lsp.host import Kind
+from flowedit.lsp.settings import Settings
+from flowedit.model.errors import ModelConnectionLost, ModelFailure
+from flowedit.model.link import ModelLink
+from flowedit.model.transport import redact
+
+log = logging.getLogger(__name__)
+
+
+class Links:
+    """Model links by URL, each with what it was made with (key, multiplexing, CA file)."""
+
+    def __init__(self, on_state: Callable[[str], None]) -> None:
+        self.in_process = InProcess()
+        self._on_state = on_state
+        self._links: dict[str, tuple[ModelLink, tuple]] = {}
+        self._retired: list[ModelLink] = []  # replaced links still serving their streams
+
+    async def get(self, kind: Kind, s: Settings, root_path: Callable[[], str | None]) -> tuple[ModelLink, str]:
+        """The link to the endpoint serving `kind` (created on first use) and the model to ask;
+        `root_path` gives the workspace folder the embedded engine indexes."""
+        url, model = s.target(kind)
+        if not url and s.upstream:  # no endpoint: the bridge to an OpenAI-compatible server, in-process
+            spec = EngineSpec("openai-compatible", upstream=s.upstream, model=model, upstream_key_env=s.upstream_key_env,
+                              fim=s.upstream_fim, fim_template=s.upstream_fim_template)
+            try:
+                url, headers = await self.in_process.endpoint(f"upstream {s.upstream} {model}", spec)
+            except ValueError as exc:
+                raise ModelFailure(f"cannot start the bridge to {redact(s.upstream)}: {exc}") from None
+            multiplex = "on"
+        elif not url:  # no endpoint: the embedded engine, in this process, behind its own token
+            url, headers = await self.in_process.endpoint("embedded", embedded_spec(
+                root_path(), s.exclude, s.embedded.corpus, s.embedded.index_budget_tokens))
+            multiplex, model = "on", "embedded"
+        else:
+            key = s.api_key()
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            multiplex = s.multiplex
+        config = (tuple(sorted(headers.items())), multiplex, s.ca_file, s.api_key_env)
+        link, made_with = self._links.get(url, (None, None))
+        if link is not None and made_with != config:
+            # a new key, bearer, multiplexing or CA file: a new link; the old one serves its open
+            # streams to their end and is closed once idle
+            self._retired.append(link)
+            link = None
+        if link is None:
+            link = ModelLink(url, headers=headers, multiplex=multiplex, on_state=self._on_state,
+                             ca_file=s.ca_file, api_key_env=s.api_key_env)
+            self._links[url] = (link, config)
+        for old in [old for old in self._retired if not old.busy]:
+            self._retired.remove(old)
+            await old.close()
+        return link, model
+
+    async def probe(self, s: Settings, root_path: Callable[[], str | None], warn: Callable[[str], Any]) -> None:
+        """Open a socket to each configured endpoint now, so that what is wrong (unreachable, a refused
+        key, a certificate) is said at once, with the endpoint (never a secret). While one is down its
+        link fails requests at once and tries again in the background."""
+        seen: set[str] = set()
+        for kind in ("inline", "rewrite"):
+            url, _ = s.target(kind)
+            if not url or url in seen:  # the embedded engine or the bridge: in this process
+                continue
+            seen.add(url)
+            try:
+                link, _ = await self.get(kind, s, root_path)
+                await link.check()
+            except ModelFailure as exc:
+                warn(f"FlowEdit cannot use the model endpoint {redact(url)}: {exc}")
+
+    @property
+    def down_because(self) -> ModelConnectionLost | None:
+        """Why an endpoint cannot be used, while one cannot."""
+        return next((link.down_because for link, _ in self._links.values() if link.down_because), None)
+
+    async def close(self) -> None:
+        for link in [link for link, _ in self._links.values()] + self._retired:
+            await link.close()
+        self._links.clear()
+        self._retired.clear()
+        await self.in_process.close()
