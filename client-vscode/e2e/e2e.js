@@ -494,7 +494,8 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
   });
 
   // ------------------------------------------------------------ 9: the server dies; one clear message, Restart
-  await attempt('9-server-exit', async r => {
+  // (run where the config names the server's command line: the bundled-VSIX case)
+  if (cfg.serverPattern) await attempt('9-server-exit', async r => {
     const mark = trace().length;
     // (no shell: its own command line would match the pattern)
     require('child_process').execFileSync('pkill', ['-KILL', '-f', cfg.serverPattern]);
