@@ -14,6 +14,24 @@ from tests.model.scripts import ask, creates, drop_mid_answer_once, interleaved,
 URL = "wss://models.example/v1/responses"
 
 
+class States(list):
+    """A link's `on_state`: the states in order; `reached` awaits one (the link reconnects by itself)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._changed = asyncio.Event()
+
+    def __call__(self, state: str) -> None:
+        self.append(state)
+        self._changed.set()
+
+    async def reached(self, state: str, timeout: float = 5) -> None:
+        async with asyncio.timeout(timeout):
+            while state not in self:
+                self._changed.clear()
+                await self._changed.wait()
+
+
 def no_wait():
     """Backoff without pauses: tests must not sleep."""
     while True:
@@ -196,16 +214,14 @@ async def test_handshake_refusal_is_not_retried(fake, caplog):
     transport = fake()
     transport.fail_connects(1, status=401)
     caplog.set_level(logging.DEBUG)
+    states = States()
     link = ModelLink(URL, transport=transport, headers={"Authorization": "Bearer sk-secret"},
-                     backoff_factory=no_wait)
+                     backoff_factory=no_wait, on_state=states)
     with pytest.raises(ModelHandshakeFailed) as caught:
         await link.request(ask())
     assert caught.value.status == 401 and transport.attempts == 1  # not retried by the request
     assert "sk-secret" not in caplog.text and "sk-secret" not in repr(link)
-    for _ in range(200):  # the link tries again in the background (the key may be fixed at the other end)
-        if link.state == "connected":
-            break
-        await asyncio.sleep(0.01)
+    await states.reached("connected")  # the link tries again in the background (the key may be fixed)
     assert await (await link.request(ask())).text() == "ok"
     assert transport.peers[0].headers == {"Authorization": "Bearer sk-secret"}
     await link.close()
@@ -374,8 +390,8 @@ async def test_an_endpoint_that_is_down_fails_requests_at_once_and_comes_back_by
     again in the background, and once a socket opens everything works — no new link, no restart."""
     transport = fake()
     transport.fail_connects(4)
-    states: list[str] = []
-    async with ModelLink(URL, transport=transport, backoff_factory=no_wait, on_state=states.append) as link:
+    states = States()
+    async with ModelLink(URL, transport=transport, backoff_factory=no_wait, on_state=states) as link:
         with pytest.raises(ModelConnectionLost, match="refused"):
             await link.check()
         assert link.state == "down" and link.down_because is not None
@@ -383,10 +399,7 @@ async def test_an_endpoint_that_is_down_fails_requests_at_once_and_comes_back_by
         with pytest.raises(ModelUnreachable, match="cannot be reached: .*refused"):
             await link.request(ask())
         assert transport.attempts - attempts <= 3  # the background retries only, not the request's own
-        for _ in range(200):
-            if link.state == "connected":
-                break
-            await asyncio.sleep(0.01)
+        await states.reached("connected")
         assert link.state == "connected" and link.down_because is None
         assert await (await link.request(ask())).text() == "ok"
     assert states[:2] == ["connecting", "down"] and "connected" in states
