@@ -36,7 +36,6 @@ CLIENT = HERE.parent
 ROOT = CLIENT.parent
 BUNDLED = CLIENT / "bundled"
 PYTHONS = ["3.11", "3.12", "3.13", "3.14"]  # every CPython requires-python (>= 3.11) allows that has wheels
-LEFT_OUT = {"numpy"}  # pulled in by pydivsufsort only, whose library file alone is bundled
 LIBRARY_ONLY = "pydivsufsort"
 
 
@@ -93,18 +92,18 @@ def install(wheel: Path, target: str, python: str, into: Path) -> None:
     others = [r for r in reqs if r not in library_only]
     _pip(*common, "--no-deps", str(wheel))
     _pip(*common, *others)
-    _pip(*common, "--no-deps", *library_only)
-    for name in LEFT_OUT:
-        for path in into.glob(f"{name}*"):
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    _pip(*common, "--no-deps", *library_only)  # (no numpy: only its library file is read)
     # the library file (and the libraries it loads) is all the engine reads of pydivsufsort
-    package = into / LIBRARY_ONLY
-    for path in package.iterdir():
+    for path in (into / LIBRARY_ONLY).iterdir():
         if not path.name.startswith(("libdivsufsort.", "divsufsort.dll")):
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+            _remove(path)
     shutil.rmtree(into / "bin", ignore_errors=True)  # console scripts pip wrote for this machine
     for cache in into.rglob("__pycache__"):
         shutil.rmtree(cache, ignore_errors=True)
+
+
+def _remove(path: Path) -> None:
+    shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -125,8 +124,7 @@ def split_common(versions: dict[str, Path], common: Path) -> None:
         if all((other / entry.name).exists() and _same(entry, other / entry.name) for other in rest):
             shutil.move(str(entry), common / entry.name)
             for other in rest:
-                path = other / entry.name
-                shutil.rmtree(path) if path.is_dir() else path.unlink()
+                _remove(other / entry.name)
 
 
 def bundle(target: str, pythons: list[str]) -> dict:
