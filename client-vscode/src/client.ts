@@ -17,6 +17,7 @@ import * as readline from 'node:readline';
 import { StderrTail, exitMessage } from './exits';
 import { openRewrite, type RewriteTarget } from './instruction';
 import { findPartialAccept, type ShownItem } from './partial';
+import { flowEditSays } from './messages';
 import { RestartQueue } from './restart';
 import { APPLY_REWRITE_EDIT, RewriteEdits, withRewriteEdits, type EditorPort, type RewriteEditParams } from './rewriteedits';
 import { pythonSetting, serverEnv, serverLaunch, toServerSettings, type ServerInfo, type ServerLaunch, type ServerSettings } from './settings';
@@ -200,7 +201,7 @@ export class FloweditClient {
     const message = exitMessage(server?.exitCode ?? null, server?.signalCode ?? null, tail.last);
     this.log.error(message);
     this.events.connection('error', message);
-    void api.showError(`FlowEdit: ${message}`, 'Restart', 'Open Log').then(choice => {
+    void api.showError(flowEditSays(message), 'Restart', 'Open Log').then(choice => {
       if (choice === 'Restart') void this.restart();
       if (choice === 'Open Log') this.log.show();
     });
@@ -211,7 +212,7 @@ export class FloweditClient {
     this.log.error(`the server did not start: ${message}`);
     this.events.connection('error', message);
     const buttons = e instanceof NotInstalled && e.installCommand ? ['Copy Install Command', 'Open Log'] : ['Open Log'];
-    void api.showError(`FlowEdit: ${message}`, ...buttons).then(choice => {
+    void api.showError(flowEditSays(message), ...buttons).then(choice => {
       if (choice === 'Open Log') this.log.show();
       if (choice === 'Copy Install Command' && e instanceof NotInstalled) void api.copyToClipboard(e.installCommand);
     });

@@ -1,6 +1,7 @@
 /** The user's commands: rewrite, stop, redirect, revert, API key. Each turns into one server command. */
 
 import type { FloweditClient } from './client';
+import { flowEditSays, shownByServer } from './messages';
 import { presetChoices, type RewriteTarget } from './instruction';
 import { DEFAULT_PRESETS, toServerSettings } from './settings';
 import type { StatusBar } from './statusbar';
@@ -92,8 +93,8 @@ export class Commands {
     try {
       return await action();
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      void api.showWarning(`FlowEdit: ${message}`);
+      if (shownByServer(e)) return undefined;  // one toast for one refusal
+      void api.showWarning(flowEditSays(e instanceof Error ? e.message : String(e)));
       return undefined;
     }
   }

@@ -12,6 +12,10 @@ export interface RequestFigures {
   first_token_to_first_edit_ms?: number;
   edits_sent?: number;
   edits_applied?: number;
+  /** What answered, as the response says (the stand-in and the embedded engine name themselves). */
+  model?: string;
+  /** The model asked for, when that is not what answered. */
+  asked_model?: string;
 }
 
 /** The `flowedit/status` notification. */
@@ -138,7 +142,7 @@ const ms = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${Math.ro
 /** The status bar item's text (with codicons), tooltip and colour. */
 export function formatStatus(s: Status): StatusView {
   const lines: string[] = [];
-  if (s.model) lines.push(`Model: ${s.model}`);
+  if (s.model) lines.push(`Model: ${s.model}` + (s.last?.asked_model && s.last.model === s.model ? ` (asked for ${s.last.asked_model})` : ''));
   if (s.endpoint) lines.push(`Endpoint: ${s.endpoint}`);
   if (s.link) lines.push(`Connection: ${s.link}`);
   if (s.last) {
@@ -147,7 +151,10 @@ export function formatStatus(s: Status): StatusView {
     if (l.ttft_ms !== undefined) parts.push(`time to first token ${ms(l.ttft_ms)}`);
     if (typeof l.tokens_per_s === 'number') parts.push(rate(l.tokens_per_s));
     if (l.tokens !== undefined) parts.push(tokens(l.tokens));
-    if (l.edits_applied !== undefined) parts.push(`${l.edits_applied}/${l.edits_sent ?? '?'} edits applied`);
+    if (l.edits_applied !== undefined) {
+      const sent = l.edits_sent ?? l.edits_applied;
+      parts.push(`${l.edits_applied} of ${sent} edit${sent === 1 ? '' : 's'} applied`);
+    }
     lines.push(parts.join(', '));
     if (l.reason) lines.push(l.reason);
   }

@@ -37,7 +37,17 @@ test('live tok/s while streaming from $/progress, then the last rewrite figures'
   assert.deepEqual(s.running, []);
   const view = formatStatus(s);
   assert.equal(view.text, '$(zap) FlowEdit · m · 25 tok/s · TTFT 152 ms');
-  assert.match(view.tooltip, /Last rewrite: finished, time to first token 152 ms, 25 tok\/s, 40 tokens, 12\/12 edits applied/);
+  assert.match(view.tooltip, /Last rewrite: finished, time to first token 152 ms, 25 tok\/s, 40 tokens, 12 of 12 edits applied/);
+});
+
+test('one token and one edit are singular; the model that answered is named with the one asked for', () => {
+  const s = statusReceived(running, { state: 'connected', model: 'scripted stand-in', request: { id: 'rw-9',
+    outcome: 'interrupted', reason: 'interrupted by the user', tokens: 1, edits_sent: 1, edits_applied: 1,
+    model: 'scripted stand-in', asked_model: 'gpt-5.3-codex-spark' } });
+  const view = formatStatus(s);
+  assert.match(view.tooltip, /^Model: scripted stand-in \(asked for gpt-5\.3-codex-spark\)$/m);
+  assert.match(view.tooltip, /Last rewrite: interrupted, 1 token, 1 of 1 edit applied/);
+  assert.doesNotMatch(view.tooltip, /finished|1 tokens|1 edits/);
 });
 
 test('an end that overtakes the command answer does not leave the rewrite running', () => {

@@ -31,9 +31,11 @@ class RedactSecrets(logging.Filter):
         return True
 
 
-def setup(level: str = "INFO") -> None:
-    """Log to stderr (stdout may carry a protocol); third-party chatter capped; secrets redacted."""
+def setup(level: str = "INFO") -> logging.Handler:
+    """Log to stderr (stdout may carry a protocol); third-party chatter capped; secrets redacted. The
+    stderr handler is returned (the language server filters out what it sends to the client instead)."""
     handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(level)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactSecrets())
     root = logging.getLogger()
@@ -43,3 +45,4 @@ def setup(level: str = "INFO") -> None:
     for noisy in ("pygls", "websockets"):
         logging.getLogger(noisy).setLevel(max(logging.INFO if noisy == "websockets" else logging.WARNING,
                                               logging.getLevelName(level)))
+    return handler

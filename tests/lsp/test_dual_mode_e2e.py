@@ -24,8 +24,10 @@ async def test_inline_and_rewrite_use_their_own_endpoints_and_models(tmp_path):
             await ed.stop()
     assert [i.insert_text for i in items] == ["fast_completion()"]
     assert ed.text(URI) == "x = \ny = strong_rewrite()\n"
-    assert outcome["model"] == "strong-model" and outcome["endpoint"] == strong.url
-    assert inline_status[-1]["model"] == "fast-model" and inline_status[-1]["endpoint"] == fast.url
+    # each asked its own model at its own endpoint; what answered (the stand-in) names itself
+    assert outcome["asked_model"] == "strong-model" and outcome["endpoint"] == strong.url
+    assert inline_status[-1]["asked_model"] == "fast-model" and inline_status[-1]["endpoint"] == fast.url
+    assert outcome["model"] == inline_status[-1]["model"] == "scripted stand-in"
 
 
 async def test_completions_and_rewrites_to_one_endpoint_share_one_socket():

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+from pathlib import Path
+
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
@@ -19,6 +24,22 @@ def save_config(path, config):
 '''
 APP_FILE = "def read_settings(path):\n    with open(path) as handle:\n        return \n\nprint(1)\n"
 CURSOR = APP_FILE.index("return ") + len("return ")  # config.py returns `json.load(handle)` here
+
+
+def listening_ports(pid: int) -> list[int]:
+    """The TCP ports process `pid` listens on (Linux: its socket inodes in /proc/net/tcp)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:["):-1])
+    ports = []
+    for row in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = row.split()
+        if fields[3] == "0A" and fields[9] in inodes:  # state 0A: LISTEN
+            ports.append(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
 
 
 @pytest.fixture
@@ -44,13 +65,17 @@ async def test_completions_come_from_the_workspace_index(ed, tmp_path):
     statuses = [s for s in ed.statuses if (s.get("request") or {}).get("kind") == "complete"]
     assert [i.insert_text for i in items] == ["json.load(handle)"]
     assert counters["model_calls"] == 1
-    assert statuses[-1]["request"]["model"] == "embedded"
+    # named as what it is; its loopback listener is an internal detail: no address, no token shown
+    assert statuses[-1]["request"]["model"] == "embedded engine" and statuses[-1]["request"]["endpoint"] is None
+    assert all(s["model"] == "embedded engine" and s["endpoint"] is None for s in ed.statuses)
+    assert not any("127.0.0.1" in json.dumps(s) for s in ed.statuses)
 
 
 async def test_the_embedded_listener_refuses_connections_without_the_token(ed, tmp_path):
     await ed.ghost(_open_app(ed, tmp_path, "x = \n"), len("x = "), invoked=True)
-    endpoint = next(s["endpoint"] for s in reversed(ed.statuses) if s.get("endpoint"))
-    assert endpoint.startswith("ws://127.0.0.1:")
+    ports = listening_ports(ed.client._server.pid)  # the status never says where it listens: ask the kernel
+    assert len(ports) == 1, ports
+    endpoint = f"ws://127.0.0.1:{ports[0]}/v1/responses"
     for headers in ({}, {"Authorization": "Bearer guessed"}):
         with pytest.raises(InvalidStatus) as info:
             async with connect(endpoint, additional_headers=headers):

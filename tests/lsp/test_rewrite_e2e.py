@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from tests.lsp.harness import Editor, Gateway, rewrite_selection
 
@@ -115,6 +118,13 @@ async def test_interrupt_then_no_more_edits(editor, tmp_path):
         outcome = await editor.outcome(await editor.rewrite(URI, last, last + len("y = 2"), mode="replace"))
     assert result[0]["outcome"] == "interrupted"
     assert outcome["outcome"] == "finished", outcome
+    # the progress says how each ended, in words: interrupted is not finished, no "Interrupted: interrupted"
+    ends = {token: [v for v in values if isinstance(v, lsp.WorkDoneProgressEnd)]
+            for token, values in editor.client.progress_reports.items()}
+    (stopped,) = ends[f"flowedit-{rid}"]
+    assert re.fullmatch(r"Interrupted by the user after \d+ tokens", stopped.message), stopped.message
+    (done,) = ends[f"flowedit-{outcome['id']}"]
+    assert done.message == f"Finished: {outcome['tokens']} token{'' if outcome['tokens'] == 1 else 's'}"
     assert editor.applied == applied_at_ack + outcome["edits_applied"]  # the later rewrite's edits, no others
     assert editor.text(URI) == text_at_ack.replace("\ny = 2\n", "\ny = 3\n")
     assert text_at_ack.endswith("\ny = 2\n")
@@ -229,12 +239,17 @@ async def test_code_actions_and_malformed_commands(editor, tmp_path):
         actions = await editor.client.text_document_code_action_async(_code_action_params(URI))
         with pytest.raises(Exception, match="range"):
             await editor.command("flowedit.rewrite", {"uri": URI})
+        with pytest.raises(JsonRpcException, match="select the code") as refused:
+            await editor.command("flowedit.rewrite", {"uri": URI, "range": editor.range_of(URI, 2, 2)})
         with pytest.raises(Exception, match="not open"):
             await editor.command("flowedit.rewrite", {"uri": "file:///nope.py", "range": editor.range_of(URI, 0, 1)})
         with pytest.raises(Exception, match="no rewrite"):
             await editor.command("flowedit.redirect", {"id": "rw-999", "instruction": "x"})
     titles = [a.title for a in actions]
     assert titles == ["Rewrite selection…", "Shout"]
+    # a refusal the user was shown says so in its reply, and clients add no second toast
+    assert refused.value.data == {"shown": True}
+    assert sum("select the code" in m.message for m in editor.client.messages) == 1
     assert all(a.kind == "refactor.rewrite" and a.command.command == "flowedit.rewrite" for a in actions)
 
 
@@ -253,8 +268,6 @@ async def test_invalid_settings_degrade_with_a_message(tmp_path):
 
 
 def _code_action_params(uri: str):
-    from lsprotocol import types as lsp
-
     return lsp.CodeActionParams(text_document=lsp.TextDocumentIdentifier(uri=uri),
                                 range=lsp.Range(start=lsp.Position(line=0, character=0),
                                                 end=lsp.Position(line=0, character=3)),
@@ -295,7 +308,7 @@ async def test_no_endpoint_uses_the_embedded_engine_which_refuses_rewrites_clear
         await ed.stop()
     assert outcome["outcome"] == "failed" and "unsupported" in outcome["reason"]
     assert "endpoint" in outcome["reason"]  # names the setting that enables rewrites
-    assert outcome["model"] == "embedded"
+    assert outcome["model"] == "embedded engine" and outcome["endpoint"] is None  # no loopback address shown
     assert ed.text(URI) == "a = OLD\n"
     assert any("endpoint" in m.message for m in ed.client.messages)
 

@@ -46,7 +46,8 @@ class EditorClient:
     `window/showMessage` texts, `progress` the `$/progress` messages, `statuses` every `flowedit/status`.
     `inline=False` leaves out the inline-completion capability (the server then answers
     `textDocument/completion` instead). `root_uri` is the workspace folder (the embedded engine indexes
-    it); `on_log` is called with every line the server writes to stderr.
+    it); `on_log` is called with every line of the server's log: what it writes to stderr and each
+    `window/logMessage` ("LEVEL message").
     """
 
     def __init__(self, settings: dict[str, Any] | None = None, *, encoding: str = "utf-16",
@@ -61,7 +62,7 @@ class EditorClient:
         self.messages, self.progress, self.statuses = [], [], []
         self._watches: dict[str, RewriteWatch] = {}
         self._pending: list[RewriteWatch] = []  # asked for, id not known yet: edits may already land
-        self._stderr: collections.deque[str] = collections.deque(maxlen=40)
+        self._log_tail: collections.deque[str] = collections.deque(maxlen=40)
         self._client = LanguageClient("flowedit-demo", __version__)
         self._tasks: list[asyncio.Task] = []
         self._request_ids = itertools.count(1)
@@ -95,7 +96,7 @@ class EditorClient:
                 await asyncio.wait_for(client.shutdown_async(None), STOP_TIMEOUT_S)
                 client.exit(None)
             except (asyncio.TimeoutError, RuntimeError, ConnectionError) as exc:
-                self._stderr.append(f"(shutdown failed: {exc!r})")
+                self._log_tail.append(f"(shutdown failed: {exc!r})")
         server = client._server
         if server is not None and server.returncode is None:
             try:
@@ -119,8 +120,8 @@ class EditorClient:
 
     @property
     def server_log(self) -> str:
-        """The last lines the server wrote to stderr."""
-        return "\n".join(self._stderr)
+        """The last lines of the server's log (stderr and `window/logMessage`)."""
+        return "\n".join(self._log_tail)
 
     # ------------------------------------------------------------------ documents
     def open(self, uri: str, text: str, language_id: str = "python") -> None:
@@ -297,6 +298,10 @@ class EditorClient:
         def show_message(params: lsp.ShowMessageParams) -> None:
             self.messages.append(params.message)
 
+        @client.feature(lsp.WINDOW_LOG_MESSAGE)
+        def log_message(params: lsp.LogMessageParams) -> None:
+            self._log(f"{params.type.name.upper()} {params.message}")
+
     def _apply(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         changes = params.edit.document_changes or []
         for change in changes:  # all or nothing, like an editor: check every version first
@@ -365,9 +370,13 @@ class EditorClient:
 
     async def _drain(self, stream: asyncio.StreamReader) -> None:
         while line := await stream.readline():
-            self._stderr.append(text := line.decode("utf-8", "replace").rstrip())
-            if self.on_log is not None:
-                self.on_log(text)
+            self._log(line.decode("utf-8", "replace").rstrip())
+
+    def _log(self, text: str) -> None:
+        """A line of the server's log: on stderr, or a `window/logMessage` (its level first)."""
+        self._log_tail.append(text)
+        if self.on_log is not None:
+            self.on_log(text)
 
 
 def _retrieve(future: asyncio.Future) -> None:

@@ -33,6 +33,9 @@ class Engine(Protocol):
     """Something that answers requests: the scripted stand-in, an embedded engine, an upstream bridge."""
 
     name: str
+    # what answers, when that is not the model a request names (the stand-in, the embedded engine): the
+    # gateway reports it as the response's `model`, so that status bars say what they are talking to
+    serves_as: str | None
 
     def describe(self) -> str:
         """One line for humans (startup banner, logs)."""

@@ -236,7 +236,7 @@ class _Connection:
     async def _respond(self, create: wire.ResponseCreate) -> None:
         response = _Response(
             id=f"resp_{uuid.uuid4().hex}", item_id=f"msg_{uuid.uuid4().hex}", stream_id=create.stream_id,
-            model=create.model or self._engine.name,
+            model=getattr(self._engine, "serves_as", None) or create.model or self._engine.name,
             input_tokens=math.ceil(len(wire.response_text(create)) / 4),
         )
         self._running[response.id] = response

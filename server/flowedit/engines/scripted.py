@@ -78,6 +78,7 @@ class ScriptedEngine:
     """
 
     name = "scripted"
+    serves_as = "scripted stand-in"
 
     def __init__(
         self,

@@ -80,6 +80,7 @@ class UpstreamEngine:
     """
 
     name = "openai-compatible"
+    serves_as = None  # the upstream's model, as the request names it
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, fim: FimMode = "auto",
                  fim_template: str | None = None, connect_timeout: float = 10.0, read_timeout: float = 120.0,

@@ -17,9 +17,9 @@ from flowedit.core.shape import Cursor, complete_enough, shape, wants_completion
 from flowedit.core.text import Document
 from flowedit.model import wire
 from flowedit.model.errors import ModelFailure
-from flowedit.model.transport import redact
 
 from flowedit.lsp.host import Host
+from flowedit.lsp.links import answered_by
 
 if TYPE_CHECKING:
     from flowedit.model.lane import Lane
@@ -215,7 +215,7 @@ class InlineCompleter:
                                      flowedit=ctx.extension(settings.inline.max_tokens))
         try:
             link, create.model = await self.host.link("inline")
-            stream.model, stream.endpoint = create.model, link.url
+            stream.model, stream.endpoint = create.model, link.shown_url
             stream.lane = lane = await link.request(create)
             async for event in lane:
                 if isinstance(event, wire.OutputTextDelta) and event.delta:
@@ -284,8 +284,8 @@ class InlineCompleter:
             asyncio.ensure_future(_quiet_interrupt(stream.lane))
 
     def _figures(self, stream: ModelStream) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "complete", "model": stream.model,
-                               "endpoint": redact(stream.endpoint) if stream.endpoint else None, "tokens": stream.tokens}
+        out: dict[str, Any] = {"kind": "complete", **answered_by(stream.model, stream.endpoint, stream.lane),
+                               "tokens": stream.tokens}
         if stream.first_token_at is not None:
             out["ttft_ms"] = round((stream.first_token_at - stream.started) * 1000, 1)
         return out

@@ -13,11 +13,23 @@ from typing import Any, Callable
 from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
 from flowedit.lsp.host import Kind
 from flowedit.lsp.settings import Settings
+from flowedit.model.lane import Lane
 from flowedit.model.errors import ModelConnectionLost, ModelFailure
 from flowedit.model.link import ModelLink
 from flowedit.model.transport import redact
 
 log = logging.getLogger(__name__)
+
+
+def answered_by(asked: str | None, shown_url: str | None, lane: Lane | None) -> dict[str, Any]:
+    """A request's `model` (what the response says answered: OpenAI's resolved name, "scripted stand-in",
+    "embedded engine"; else the model asked for), `asked_model` when that differs, and its `endpoint` as
+    users see it (never an in-process engine's loopback address)."""
+    model = (lane.model if lane is not None else None) or asked
+    out: dict[str, Any] = {"model": model, "endpoint": shown_url}
+    if asked and asked != model:
+        out["asked_model"] = asked
+    return out
 
 
 class Links:
@@ -40,15 +52,15 @@ class Links:
                 url, headers = await self.in_process.endpoint(f"upstream {s.upstream} {model}", spec)
             except ValueError as exc:
                 raise ModelFailure(f"cannot start the bridge to {redact(s.upstream)}: {exc}") from None
-            multiplex = "on"
+            multiplex, shown = "on", redact(s.upstream)
         elif not url:  # no endpoint: the embedded engine, in this process, behind its own token
             url, headers = await self.in_process.endpoint("embedded", embedded_spec(
                 root_path(), s.exclude, s.embedded.corpus, s.embedded.index_budget_tokens))
-            multiplex, model = "on", "embedded"
+            multiplex, model, shown = "on", "embedded", None
         else:
             key = s.api_key()
             headers = {"Authorization": f"Bearer {key}"} if key else {}
-            multiplex = s.multiplex
+            multiplex, shown = s.multiplex, redact(url)
         config = (tuple(sorted(headers.items())), multiplex, s.ca_file, s.api_key_env)
         link, made_with = self._links.get(url, (None, None))
         if link is not None and made_with != config:
@@ -58,12 +70,22 @@ class Links:
             link = None
         if link is None:
             link = ModelLink(url, headers=headers, multiplex=multiplex, on_state=self._on_state,
-                             ca_file=s.ca_file, api_key_env=s.api_key_env)
+                             ca_file=s.ca_file, api_key_env=s.api_key_env, shown_url=shown)
             self._links[url] = (link, config)
         for old in [old for old in self._retired if not old.busy]:
             self._retired.remove(old)
             await old.close()
         return link, model
+
+    @staticmethod
+    def shown(s: Settings) -> tuple[str | None, str | None, str | None]:
+        """The model asked for by default, and the model and endpoint users are shown for it before a
+        response says more: the embedded engine is named as what it is and has no endpoint to show."""
+        if s.endpoint:
+            return s.model, s.model, redact(s.endpoint)
+        if s.upstream:
+            return s.model, s.model, redact(s.upstream)
+        return "embedded", "embedded engine", None
 
     async def probe(self, s: Settings, root_path: Callable[[], str | None], warn: Callable[[str], Any]) -> None:
         """Open a socket to each configured endpoint now, so that what is wrong (unreachable, a refused

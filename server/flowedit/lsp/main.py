@@ -22,10 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # stdout carries the protocol; logs go to stderr, which editors show in their LSP log
-    logs.setup(args.log_level)
+    stderr = logs.setup(args.log_level)
     from flowedit.lsp.server import build_server
 
     server = build_server({"endpoint": args.endpoint, "model": args.model, "upstream": args.upstream,
                            "upstream_key_env": args.upstream_key_env})
+    server.log_to_client(stderr)  # once initialized, records go out as window/logMessage with their level
     server.start_io()
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,14 +18,15 @@ from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, rewri
 from flowedit.core.exclude import excluded_by, uri_path
 from flowedit.core.linediff import whole_lines
 from flowedit.core.region import Region, TrackedRegion
-from flowedit.core.session import (Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, SessionEvent, State)
+from flowedit.core.session import (Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed,
+                                   RewriteSession, SessionEvent, State)
 from flowedit.core.text import Document, PositionError
 from flowedit.lsp import convert
 from flowedit.lsp.documents import lost_track
 from flowedit.lsp.host import Host
+from flowedit.lsp.links import answered_by
 from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelUnreachable
-from flowedit.model.transport import redact
 
 if TYPE_CHECKING:
     from flowedit.model.lane import Lane
@@ -57,6 +59,8 @@ class RewriteRun:
     first_token_at: float | None = None
     last_token_at: float | None = None
     first_edit_at: float | None = None
+    last_edit_at: float | None = None
+    edits_seen: int = 0  # applied batches counted so far (last_edit_at moves when this grows)
     tokens: int = 0
     model: str | None = None
     endpoint: str | None = None
@@ -65,8 +69,8 @@ class RewriteRun:
 
     def figures(self) -> dict[str, Any]:
         """Time to first token, tokens, tokens/s, first token → first applied edit."""
-        out: dict[str, Any] = {"id": self.id, "kind": "rewrite", "model": self.model,
-                               "endpoint": redact(self.endpoint) if self.endpoint else None, "tokens": self.tokens,
+        out: dict[str, Any] = {"id": self.id, "kind": "rewrite", **answered_by(self.model, self.endpoint, self.lane),
+                               "tokens": self.tokens,
                                "edits_sent": self.session.batches_sent, "edits_applied": self.session.batches_applied}
         if self.first_token_at is not None:
             out["ttft_ms"] = round((self.first_token_at - self.started) * 1000, 1)
@@ -74,6 +78,9 @@ class RewriteRun:
             out["tokens_per_s"] = round(self.tokens / span, 1) if span > 0 else None
         if self.first_edit_at is not None and self.first_token_at is not None:
             out["first_token_to_first_edit_ms"] = round((self.first_edit_at - self.first_token_at) * 1000, 1)
+        if self.outcome is not None and self.last_edit_at is not None and self.last_token_at is not None:
+            # the lag the user sees at the end: the model's last token → the editor has the last edit
+            out["last_token_to_last_edit_ms"] = round(max(0.0, self.last_edit_at - self.last_token_at) * 1000, 1)
         if self.outcome is not None:
             out["outcome"] = type(self.outcome).__name__.lower()
             out["reason"] = self.outcome.reason
@@ -238,7 +245,7 @@ class Rewrites:
         )
         try:
             link, create.model = await self.host.link("rewrite")
-            run.model, run.endpoint = create.model, link.url
+            run.model, run.endpoint = create.model, link.shown_url
             lane = await link.request(create)
             if generation != run.generation or session.state is not State.STREAMING:
                 await lane.interrupt()
@@ -293,6 +300,8 @@ class Rewrites:
         if run.first_edit_at is None and run.session.batches_applied:
             # the editor's echo of the first edit has been seen (before or after its answer)
             run.first_edit_at = loop.time()
+        if run.session.batches_applied > run.edits_seen:
+            run.edits_seen, run.last_edit_at = run.session.batches_applied, loop.time()
         batch = run.session.poll(loop.time())
         if batch is not None:
             enc = self.host.encoding
@@ -355,20 +364,19 @@ class Rewrites:
         if not await self.host.create_progress(token) or run.done.is_set():
             return
         run.progress_token = token
-        self.host.progress(token, "begin", f"FlowEdit: {run.instruction[:60]}")
+        self.host.progress(token, "begin", f"FlowEdit: {textwrap.shorten(run.instruction, 60, placeholder='…')}")
 
     def _report_progress(self, run: RewriteRun) -> None:
         if run.progress_token is None or run.tokens % 16 != 1:
             return  # ~ one report per 16 tokens keeps the client's UI thread free
         figures = run.figures()
         rate = figures.get("tokens_per_s")
-        self.host.progress(run.progress_token, "report",
-                           f"{run.tokens} token{'' if run.tokens == 1 else 's'}" + (f", {rate:.0f} tok/s" if rate else ""))
+        self.host.progress(run.progress_token, "report", plural(run.tokens, "token") + (f", {rate:.0f} tok/s" if rate else ""))
 
     def _end_progress(self, run: RewriteRun, event: SessionEvent) -> None:
         if run.progress_token is None:
             return
-        self.host.progress(run.progress_token, "end", f"{type(event).__name__}: {event.reason}")
+        self.host.progress(run.progress_token, "end", ended_message(event, run.tokens))
         run.progress_token = None
 
     def _spawn(self, run: RewriteRun, coro) -> None:
@@ -376,6 +384,25 @@ class Rewrites:
         run.tasks.add(task)
         task.add_done_callback(run.tasks.discard)
         task.add_done_callback(_log_crash)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def ended_message(event: SessionEvent, tokens: int) -> str:
+    """How a rewrite ended, in words: "Finished: 120 tokens", "Interrupted by the user after 3 tokens",
+    "Stopped: you edited inside …" — an interrupted rewrite never reads as finished."""
+    word = {"Finished": "Finished", "Interrupted": "Interrupted", "Failed": "Failed", "Conflict": "Stopped"}.get(
+        type(event).__name__, type(event).__name__)
+    if isinstance(event, Finished):
+        return f"Finished: {plural(tokens, 'token')}"
+    reason = event.reason.strip()
+    if reason.lower().startswith(word.lower()):  # "interrupted by the user": no "Interrupted: interrupted …"
+        head = word + reason[len(word):]
+    else:
+        head = f"{word}: {reason}" if reason else word
+    return f"{head} after {plural(tokens, 'token')}" if isinstance(event, Interrupted) else head
 
 
 def _log_crash(task: asyncio.Task) -> None:

@@ -26,6 +26,7 @@ from flowedit.lsp.host import Kind
 
 if TYPE_CHECKING:
     from flowedit.engines.factory import InProcess
+    from flowedit.lsp.clientlog import ClientLog
     from flowedit.lsp.inline import InlineCompleter
     from flowedit.lsp.links import Links
     from flowedit.lsp.rewrites import Rewrites
@@ -50,6 +51,15 @@ class FloweditProtocol(LanguageServerProtocol):
         for handler, _, kwargs in super().lsp_text_document__did_change(params):
             yield handler, (as_sent,), kwargs
 
+    def _send_response(self, msg_id, result=None, error=None):
+        # an error reply carries details (pygls puts a traceback in `data`) only when the client's trace
+        # setting is verbose; a refusal's own data (e.g. `shown`: the user was told already) stays
+        if error is not None and isinstance(error.data, dict) and "traceback" in error.data \
+                and self.trace != lsp.TraceValue.Verbose:
+            error = lsp.ResponseError(code=error.code, message=error.message,
+                                      data={k: v for k, v in error.data.items() if k != "traceback"} or None)
+        super()._send_response(msg_id, result=result, error=error)
+
     def get_result_type(self, method: str):
         # our request is answered like workspace/applyEdit: read the answer as that (not as namedtuples)
         return lsp.ApplyWorkspaceEditResponse if method == REWRITE_EDIT else super().get_result_type(method)
@@ -68,9 +78,30 @@ class FloweditServer(LanguageServer):
         self._links: Links | None = None
         self.user_settings: dict[str, Any] = {}  # what the editor set, merged update by update
         self.link_state = "idle"
+        self._answered: dict[str, str] = {}  # model asked for → the model the last response said answered
         self.client_name = ""
         self.initialization_options: Any = None
         self._probes: set[asyncio.Task] = set()
+        self.client_log: ClientLog | None = None
+
+    def log_to_client(self, stderr: logging.Handler) -> None:
+        """Once initialized, log records go to the client as `window/logMessage` (clientlog.py), not to
+        `stderr` as well."""
+        from flowedit.lsp.clientlog import ClientLog
+
+        self.client_log = ClientLog(self.window_log_message, stderr.level or logging.WARNING)
+        logging.getLogger().addHandler(self.client_log)
+        stderr.addFilter(self.client_log.not_forwarded)
+
+    def trace_changed(self, value: Any) -> None:
+        """`initialize`'s `trace`, then `$/setTrace`: how much goes to the client's log, and whether
+        error replies carry details."""
+        try:
+            self.protocol.trace = lsp.TraceValue(value) if value is not None else lsp.TraceValue.Off
+        except ValueError:
+            self.protocol.trace = lsp.TraceValue.Off
+        if self.client_log is not None:
+            self.client_log.trace(self.protocol.trace)
 
     # ------------------------------------------------------------------ made on first use
     @property
@@ -172,15 +203,12 @@ class FloweditServer(LanguageServer):
 
     def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None) -> None:
         """`flowedit/status`: connection state, model, the figures of the last request, completion counters."""
-        from flowedit.model.transport import redact
-
-        endpoint, model = self.settings.endpoint, self.settings.model
-        if not endpoint and self.in_process.urls:
-            endpoint = self.in_process.urls[0]
-            model = model if self.settings.upstream else "embedded"
+        asked, model, endpoint = self.links.shown(self.settings)
+        if request and request.get("model"):
+            self._answered[request.get("asked_model") or request["model"]] = request["model"]
         down = self._links.down_because if self._links is not None else None
-        self.protocol.notify(STATUS, {"state": self.link_state, "model": model,
-                                      "endpoint": redact(endpoint) if endpoint else None, "request": request,
+        self.protocol.notify(STATUS, {"state": self.link_state, "model": self._answered.get(asked, model),
+                                      "endpoint": endpoint, "request": request,
                                       "problem": str(down) if down else None,
                                       "completion": completion or self.completer.counters.as_dict()})
 
@@ -231,12 +259,19 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: FloweditServer, params: lsp.InitializeParams) -> None:
         ls.client_name = client_name(params)
+        ls.trace_changed(params.trace)
         ls.initialization_options = params.initialization_options  # applied on `initialized`
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: FloweditServer, params: lsp.InitializedParams) -> None:
         # after the answer the editor waits for: the settings (pydantic) and the features get imported now
+        if ls.client_log is not None:
+            ls.client_log.start(asyncio.get_running_loop())
         ls.apply_settings(ls.initialization_options)
+
+    @server.feature(lsp.SET_TRACE)
+    def set_trace(ls: FloweditServer, params: lsp.SetTraceParams) -> None:
+        ls.trace_changed(params.value)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: FloweditServer, params: lsp.DidChangeConfigurationParams) -> None:
@@ -296,7 +331,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             run = await ls.rewrites.request(a.uri, a.range.lsp(), a.instruction, a.mode, a.version)
         except RewriteRefused as exc:
             ls.show_warning(f"FlowEdit: {exc}")
-            raise JsonRpcInvalidParams(str(exc)) from None
+            raise JsonRpcInvalidParams(str(exc), data={"shown": True}) from None  # the client says no more
         return {"id": run.id, "mode": run.session.mode.value}
 
     @server.command("flowedit.interrupt")
@@ -359,6 +394,8 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: FloweditServer, params: None) -> None:
+        if ls.client_log is not None:
+            ls.client_log.stop()  # what the last moments log goes to stderr: the client may be gone
         if ls._completer is not None:
             await ls._completer.close()
         await ls.close_links()

@@ -26,6 +26,7 @@ class Lane:
     def __init__(self, stream_id: str | None, on_interrupt: Callable[[Lane], Awaitable[None]]) -> None:
         self.stream_id = stream_id
         self.response_id: str | None = None
+        self.model: str | None = None  # the model the response says answered (OpenAI: the resolved name)
         self.incomplete_reason: str | None = None
         self._on_interrupt = on_interrupt
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -77,6 +78,7 @@ class Lane:
         """Queue one routed event; returns True when it ends the response."""
         if isinstance(event, wire.ResponseLifecycle):
             self.response_id = event.response.id
+            self.model = event.response.model or self.model
             if event.type == "response.failed":
                 error = event.response.error or {}
                 self.end(ModelError(error.get("code") or "response_failed",

@@ -63,12 +63,16 @@ class ModelLink:
                  max_age: float = 55 * 60, pool_size: int = 3, transport: Transport | None = None,
                  on_state: Callable[[str], None] | None = None, connect_attempts: int = 4,
                  ca_file: str | os.PathLike[str] | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 open_timeout: float = 10.0) -> None:
+                 open_timeout: float = 10.0, shown_url: str | None = "") -> None:
         if multiplex not in ("auto", "on", "off"):
             raise ValueError(f"multiplex must be 'auto', 'on' or 'off', not {multiplex!r}")
         if pool_size < 1 or connect_attempts < 1 or max_age <= 0:
             raise ValueError("pool_size and connect_attempts must be >= 1, max_age > 0")
         self.url = url
+        # the endpoint as users see it in status and figures: the URL without secrets; for a link to an
+        # engine in this process, what it stands for (the bridge's upstream) or None (the embedded engine),
+        # never the internal loopback address
+        self.shown_url = redact(url) if shown_url == "" else shown_url
         self._headers = dict(headers or {})
         self._mode: Multiplex = "off" if multiplex == "auto" and _one_at_a_time(url) else multiplex
         self._backoff_factory = backoff_factory
@@ -243,7 +247,7 @@ class ModelLink:
                 return await channel.open_lane(create)
             except ModelConnectionLost:
                 continue
-        raise ModelConnectionLost(f"{redact(self.url)}: every socket dropped while sending the request")
+        raise ModelConnectionLost(f"{self.shown_url or 'the embedded engine'}: every socket dropped while sending the request")
 
     # ------------------------------------------------------------ sockets
 

@@ -60,6 +60,7 @@ class LocalEngine:
     thread from async code), then answers `stream()` and takes `update_document`/`remove_document`."""
 
     name = "local"
+    serves_as = "embedded engine"
 
     def __init__(self, settings: LocalSettings | None = None) -> None:
         self.settings = settings or LocalSettings()
