@@ -44,7 +44,7 @@ def test_completes_from_the_workspace(engine: LocalEngine) -> None:
     assert complete(engine, "def shout(text):\n    return text.") == 'upper() + "!"'
     assert complete(engine, "    def greet(self):\n        return \"hel") == 'lo " + self.name'
     assert engine.index.stats.files == 1 and engine.index.stats.lines == GREETER.count("\n")
-    assert "1 files" in engine.describe() and "refuses rewrites" in engine.describe()
+    assert "1 file, " in engine.describe() and "refuses rewrites" in engine.describe()
 
 
 def test_block_completion_stops_at_the_end_of_the_block(engine: LocalEngine) -> None:

@@ -109,4 +109,4 @@ async def test_flowedit_serve_engine_local_completes_over_its_socket(tmp_path: P
             proc.kill()
             await proc.wait()
     assert proc.returncode == 0, stderr.decode()
-    assert "local infini-gram code model" in stderr.decode() and "1 files" in stderr.decode()
+    assert "local infini-gram code model" in stderr.decode() and "1 file, " in stderr.decode()

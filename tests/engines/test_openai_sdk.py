@@ -27,7 +27,9 @@ from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import Fault, ScriptedEngine
 from flowedit.engines.factory import SAMPLE_TEXT
 
-SAMPLE = importlib.resources.files("flowedit").joinpath(SAMPLE_TEXT).read_text(encoding="utf-8")
+# the bundled answer, and text that takes more than one UTF-16 unit per character
+SAMPLE = (importlib.resources.files("flowedit").joinpath(SAMPLE_TEXT).read_text(encoding="utf-8")
+          + '\nprint("Crème brûlée for 王小明 😀")\n')
 TIMEOUT = 10  # a guard against hangs, never a wait
 
 

@@ -27,7 +27,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TextIO
 
-from flowedit.editor.view import RewriteView, Style, TypingView, number, table, wants_color
+from flowedit.editor.view import RewriteView, Style, TypingView, columns, number, plural, table, wants_color
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
 from flowedit.editor.client import EditorClient, InlineAnswer, ServerGone
@@ -37,14 +37,17 @@ FILE = "cafe/reports.py"  # the file typed into and rewritten
 SAMPLE = f"{PROJECT}/{FILE}"  # as a package resource (bench/rewrite_bench.py rewrites it too)
 ANSWER = "samples/rewrite_answer.txt"
 FUNCTION = "summarize_orders"
-STAND_IN = "scripted model stand-in — not a model"
-EMBEDDED = "embedded engine: infini-gram code model over the workspace (offline, not a language model)"
+STAND_IN = "scripted stand-in — not a model: it replays a prepared answer"
+EMBEDDED = "embedded engine: an infini-gram code model of the workspace (offline; not a language model)"
 INSTRUCTION = "Make this function clearer and more correct; keep its behaviour."
 # at INFO the language server logs the engine's `describe()` on stderr: the index figures are in it
 LSP_COMMAND = (sys.executable, "-m", "flowedit.cli", "lsp", "--log-level", "INFO")
-INDEX_FIGURES = re.compile(r"\d+ files, \d+ lines, \d+ tokens, [\d.]+ MiB index, built in [\d.]+ s")
+INDEX_FIGURES = re.compile(r"\d+ files?, \d+ lines?, \d+ tokens?, [\d.]+ (?:B|KiB|MiB) index, "
+                           r"built in (?:[\d.]+ m?s|under 1 ms)")
 INDEX_LOG_WAIT_S = 2.0
+# where a ghost text came from, by the server's counters; the embedded engine's answers are no model calls
 SOURCES = {"model": "model call", "cache": "from the cache", "reuse": "reused a running call"}
+ENGINE_SOURCES = {**SOURCES, "model": "engine answer", "reuse": "reused a running answer"}
 
 # What the demo types into FILE: the cursor goes to the end of the first text, then the steps follow.
 # A string is typed; a number n asks for ghost text, types its first n characters along it (every
@@ -139,7 +142,7 @@ class Typing:
     problems: list[str] = field(default_factory=list)
 
 
-async def _type(editor: EditorClient, uri: str, view: TypingView) -> Typing:
+async def _type(editor: EditorClient, uri: str, view: TypingView, sources: dict[str, str]) -> Typing:
     """Type SCRIPT into `uri`, asking for ghost text and accepting it; check the document after each step."""
     seen = Typing()
     expected = editor.text(uri)  # our own account of the document, to hold the editor's copy against
@@ -161,7 +164,7 @@ async def _type(editor: EditorClient, uri: str, view: TypingView) -> Typing:
             seen.ghosts.append(answer)
             ghost = answer.text
             first = " (index built on this request)" if len(seen.ghosts) == 1 else ""
-            view.ghost(ghost, f"{answer.latency_ms:6.1f} ms  {SOURCES.get(answer.source or '', answer.source)}{first}")
+            view.ghost(ghost, f"{answer.latency_ms:.1f} ms, {sources.get(answer.source or '', answer.source)}{first}")
             for i, char in enumerate(ghost[:step], start=1):  # typing along: each keystroke asks again
                 editor.type(uri, cursor, cursor, char)
                 expected, cursor = expected[:cursor] + char + expected[cursor:], cursor + 1
@@ -171,9 +174,9 @@ async def _type(editor: EditorClient, uri: str, view: TypingView) -> Typing:
                     seen.problems.append(f"typing {ghost[:i]!r} along {ghost!r} showed {answer.text!r}")
             if step:
                 answers = seen.along[-step:]
-                where = ", ".join(sorted({SOURCES.get(a.source or "", str(a.source)) for a in answers}))
+                where = ", ".join(sorted({sources.get(a.source or "", str(a.source)) for a in answers}))
                 ms = [a.latency_ms for a in answers]
-                view.note(f"typed {ghost[:step]!r} along it: {step} more requests, {where}, "
+                view.note(f"typed {ghost[:step]!r} along it: {plural(step, 'request')}, {where}, "
                           f"{min(ms):.1f}–{max(ms):.1f} ms; the rest stays shown")
             if not answer.text:
                 continue
@@ -187,8 +190,22 @@ async def _type(editor: EditorClient, uri: str, view: TypingView) -> Typing:
     return seen
 
 
+@dataclass
+class Setup:
+    """Who answers what, as the summary names them."""
+
+    completer: str
+    rewriter: str
+    stand_in: str | None  # the stand-in's settings (set, not measured); None for a real endpoint
+
+    @property
+    def sources(self) -> dict[str, str]:
+        return ENGINE_SOURCES if self.completer == EMBEDDED else SOURCES
+
+
 async def _demo(args: argparse.Namespace, out: TextIO) -> int:
     style = Style(wants_color(out, args.no_color))
+    width = columns(out)
 
     def say(text: str) -> None:
         if not args.quiet:
@@ -209,8 +226,8 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
         root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="flowedit-demo-"))) / "project"
         files = copy_project(root)
         if args.endpoint:
-            rewriter, settings = f"model endpoint {args.endpoint}", {"rewrite": {"endpoint": args.endpoint}}
-            gateway_note = ""
+            setup = Setup(EMBEDDED, f"model endpoint {args.endpoint}", None)
+            settings: dict = {"rewrite": {"endpoint": args.endpoint}}
         else:
             try:
                 engine = ScriptedEngine(answer, args.rate, args.first_token_ms)
@@ -218,14 +235,18 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             except (OSError, ValueError) as exc:
                 print(f"flowedit demo: cannot start the gateway: {exc}", file=sys.stderr)
                 return 2
-            rewriter, settings = STAND_IN, {"rewrite": {"endpoint": gateway.url, "model": "scripted"}}
-            gateway_note = f" (gateway on {gateway.url})"
-        completer = EMBEDDED
+            rate = f"{args.rate:g} tokens/s" if args.rate else "no rate limit"
+            setup = Setup(EMBEDDED, STAND_IN, f"first token after {args.first_token_ms:g} ms, {rate} "
+                                              "(set, not measured)")
+            settings = {"rewrite": {"endpoint": gateway.url, "model": "scripted"}}
         if args.complete_with_endpoint:
-            completer, settings["inline"] = f"model endpoint {args.endpoint}", {"endpoint": args.endpoint}
-        say(style.bold("flowedit demo — an editor stand-in talking LSP over stdio to `flowedit lsp`"))
-        say(table("setup", [("workspace", f"{root} (copy of the bundled sample project, {files} files)"),
-                              ("completions", completer), ("rewrite", rewriter + gateway_note)]).rstrip("\n"))
+            setup.completer, settings["inline"] = f"model endpoint {args.endpoint}", {"endpoint": args.endpoint}
+        say(style.bold("flowedit demo: an editor stand-in talking LSP over stdio to `flowedit lsp`"))
+        rows = [("workspace", f"a copy of the bundled sample project ({plural(files, 'file')}) in {root}"),
+                ("completions", setup.completer), ("rewrite", setup.rewriter)]
+        if setup.stand_in:
+            rows.append(("stand-in settings", setup.stand_in))
+        say(table("setup", rows, width).rstrip("\n"))
 
         def on_edit(edit) -> None:
             if rewrite_view is not None:
@@ -239,8 +260,8 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             await stack.enter_async_context(editor)
             editor.open(uri, (root / FILE).read_text(encoding="utf-8"))
             say(style.bold(f"\nghost text while typing in {FILE}") +
-                ("" if style.color else " (« » = ghost text; each one accepted with Tab)"))
-            typing = await _type(editor, uri, TypingView(out, style, quiet=args.quiet))
+                ("" if style.color else "\n(« » = ghost text; each one accepted with Tab)"))
+            typing = await _type(editor, uri, TypingView(out, style, quiet=args.quiet, width=width), setup.sources)
             if not args.complete_with_endpoint:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(index_seen.wait(), INDEX_LOG_WAIT_S)
@@ -250,8 +271,10 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             start, end = span
             expected = before[:start] + answer + before[end:]
             first, last = before.count("\n", 0, start) + 1, before.count("\n", 0, end) + 1
-            say(style.bold(f"\nrewriting {FUNCTION}() (lines {first}-{last} of {FILE}) via `flowedit lsp`"))
-            rewrite_view = RewriteView(out, color=style.color, quiet=args.quiet, start=start, tail=len(before) - end)
+            say(style.bold(f"\nrewriting {FUNCTION}(), lines {first}-{last} of {FILE}"))
+            rewrite_view = RewriteView(out, color=style.color, quiet=args.quiet, start=start,
+                                       tail=len(before) - end, width=width)
+            rewrite_view.before(before[start:end], INSTRUCTION)
             rewrite_id = await editor.rewrite(uri, start, end, instruction=INSTRUCTION, mode="replace")
             figures = dict(await editor.outcome(rewrite_id))
             figures["editor_first_edit_ms"] = editor.first_token_to_first_edit_ms(rewrite_id)
@@ -266,7 +289,8 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
 
     tail = len(before) - end
     region = final[start : len(final) - tail]
-    say(style.bold("\nfinal document:") + "\n" + final[:start] + style.green(region) + final[len(final) - tail :].rstrip("\n"))
+    say(style.bold(f"\n{FILE} now:") + "\n" + final[:start] + style.green(region)
+        + final[len(final) - tail :].rstrip("\n"))
     if args.endpoint:  # a real model's answer is unknown: check that nothing outside the function moved
         ok = final.startswith(before[:start]) and final.endswith(before[end:])
         check = "text outside the function unchanged" if ok else "the text outside the function changed"
@@ -275,40 +299,54 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
         check = "the editor's document equals the expected text" if ok else "the editor's document differs from the expected text"
     typed_ok = bool(typing.ghosts) and not typing.problems
     rewrite_ok = figures.get("outcome") == "finished" and ok
-    out.write(_summary(typing, counters, index_figures, completer, figures, rewriter, check, rewrite_ok))
+    out.write(_summary(typing, counters, index_figures, setup, figures, check, rewrite_ok, width))
     out.flush()
     return 0 if typed_ok and rewrite_ok else 1
 
 
-def _summary(typing: Typing, counters: dict[str, int], index_figures: list[str], completer: str,
-             f: dict, rewriter: str, check: str, rewrite_ok: bool) -> str:
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f} ms"
+
+
+def _summary(typing: Typing, counters: dict[str, int], index_figures: list[str], setup: Setup,
+             f: dict, check: str, rewrite_ok: bool, width: int = 80) -> str:
+    """What was measured (and what was only set), in rows that fit `width` columns."""
     ghosts, along = typing.ghosts, typing.along
+    embedded = setup.completer == EMBEDDED
+    answers = "engine answers" if embedded else "model calls"
     later = [a.latency_ms for a in ghosts[1:] if a.source == "model"]
     hits = [a.latency_ms for a in ghosts + along if a.source in ("cache", "reuse")]
-    rows = [("completions answered by", completer)]
-    if completer == EMBEDDED:
+    rows = [("completions from", setup.completer)]
+    if embedded:
         rows.append(("index", index_figures[0] if index_figures else "not reported by the language server"))
     rows += [
-        ("first ghost text", f"{ghosts[0].latency_ms:.1f} ms (engine start, index build, connection included)"
-                             if ghosts else "n/a"),
-        ("later ghost text (model calls)", f"median {statistics.median(later):.1f} ms over {len(later)}" if later else "n/a"),
-        ("ghost text from the cache", f"median {statistics.median(hits):.1f} ms over {len(hits)}" if hits else "n/a"),
-        ("completion requests", f"{counters.get('requests', 0)}: {counters.get('model_calls', 0)} model calls, "
-                                f"{counters.get('cache_hits', 0)} cache hits, {counters.get('reuse_hits', 0)} reused; "
-                                f"{typing.accepted} accepted"),
+        ("first ghost text", f"{ghosts[0].latency_ms:.1f} ms (engine start and index build included)"
+                             if ghosts and embedded else _ms(ghosts[0].latency_ms) if ghosts else "n/a"),
+        ("later ghost text", f"median {statistics.median(later):.1f} ms over {len(later)} {answers}"
+                             if later else "n/a"),
+        ("from the cache", f"median {statistics.median(hits):.1f} ms over {len(hits)}" if hits else "n/a"),
+        ("completion requests", f"{counters.get('requests', 0)}: {counters.get('model_calls', 0)} {answers}, "
+                                f"{counters.get('cache_hits', 0)} from the cache, "
+                                f"{counters.get('reuse_hits', 0)} reused; {typing.accepted} accepted"),
         ("completion check", ("FAILED: " + "; ".join(typing.problems)) if typing.problems or not ghosts else
-         f"ok: {len(ghosts)} ghost texts, none empty, each inserted exactly at the cursor"),
+         f"ok: {plural(len(ghosts), 'ghost text')}, none empty, each inserted exactly at the cursor"),
     ]
     tokens, edits = f.get("tokens") or 0, f.get("edits_applied") or 0
+    rate = f.get("tokens_per_s")
+    rows += [("rewrite by", setup.rewriter)]
+    if setup.stand_in:
+        rows.append(("stand-in settings", setup.stand_in))
     rows += [
-        ("rewrite answered by", rewriter),
         ("outcome", f"{f.get('outcome')}: {f.get('reason')}"),
-        ("time to first token", number(f.get("ttft_ms"), " ms")),
-        ("tokens", str(tokens)),
-        ("tok/s", number(f.get("tokens_per_s"))),
-        ("edits applied", f"{edits} of {f.get('edits_sent')} sent (edits per rewrite: {edits})"),
-        ("tokens per edit", f"{tokens / edits:.1f}" if edits else "n/a"),
-        ("first token → first applied edit", number(f.get("editor_first_edit_ms"), " ms (editor's clock)")),
+        ("first token", f"{_ms(f.get('ttft_ms'))} after the request (measured"
+                        + ("; the stand-in's set delay included)" if setup.stand_in else ")")),
+        ("stream", f"{plural(tokens, 'token')}"
+                   + (f" at {rate:.0f} tokens/s (measured)" if rate and rate >= 100 else
+                      f" at {rate:.1f} tokens/s (measured)" if rate else "")),
+        ("edits applied", f"{edits} of {f.get('edits_sent')} sent, "
+                          + (f"{tokens / edits:.1f} tokens per edit" if edits else "none")),
+        ("lag, first edit", f"{_ms(f.get('editor_first_edit_ms'))} after the first token (editor's clock)"),
+        ("lag, last edit", f"{_ms(f.get('last_token_to_last_edit_ms'))} after the last token (server's clock)"),
         ("rewrite check", ("ok: " if rewrite_ok else "FAILED: ") + check),
     ]
-    return table("\nsummary", rows)
+    return table("\nsummary", rows, width)

@@ -21,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     slip.add_argument("orders")
     slip.add_argument("order_id", type=int)
     slip.add_argument("--menu", default="menu.json")
-    loyal = sub.add_parser("loyal", help="customers who earned the loyalty discount")
+    loyal = sub.add_parser(
+        "loyal", help="customers who earned the loyalty discount")
     loyal.add_argument("orders")
     return parser
 
@@ -30,8 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     orders = load_orders(args.orders)
     if args.command == "report":
-        for row in summarize_orders([order.to_dict() for order in orders], limit=args.limit):
-            print(f"{row['customer']:<20} {row['total']:>10.2f} {row['currency']}")
+        rows = [order.to_dict() for order in orders]
+        for row in summarize_orders(rows, limit=args.limit):
+            print(f"{row['customer']:<20} {row['total']:>10.2f} "
+                  f"{row['currency']}")
     elif args.command == "receipt":
         order = find_order(orders, args.order_id)
         if order is None:

@@ -1,4 +1,4 @@
-"""What the till sends: orders made of lines, each line a product at a price."""
+"""What the till sends: orders made of lines, each a product at a price."""
 
 from __future__ import annotations
 
@@ -16,10 +16,12 @@ class Line:
 
     @classmethod
     def from_dict(cls, data: dict) -> Line:
-        return cls(product=data["product"], price=float(data["price"]), quantity=int(data.get("quantity", 1)))
+        return cls(product=data["product"], price=float(data["price"]),
+                   quantity=int(data.get("quantity", 1)))
 
     def to_dict(self) -> dict:
-        return {"product": self.product, "price": self.price, "quantity": self.quantity}
+        return {"product": self.product, "price": self.price,
+                "quantity": self.quantity}
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,9 @@ class Product:
 
     @classmethod
     def from_dict(cls, data: dict) -> Product:
-        return cls(name=data["name"], price=float(data["price"]), vat_rate=float(data.get("vat_rate", 0.07)))
+        return cls(name=data["name"], price=float(data["price"]),
+                   vat_rate=float(data.get("vat_rate", 0.07)))
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "price": self.price, "vat_rate": self.vat_rate}
+        return {"name": self.name, "price": self.price,
+                "vat_rate": self.vat_rate}

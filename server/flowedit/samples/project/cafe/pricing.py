@@ -21,7 +21,7 @@ def order_total(order: Order) -> float:
 
 
 def vat_of(order: Order, menu: dict[str, Product]) -> float:
-    """The VAT included in an order's total (unknown products at the default rate)."""
+    """The VAT in an order's total (unknown products at the default rate)."""
     vat = 0.0
     for line in order.lines:
         product = menu.get(line.product)
@@ -41,11 +41,12 @@ def spent_by_customer(orders: list[Order]) -> dict[str, float]:
 def loyal_customers(orders: list[Order]) -> list[str]:
     """Customers who spent at least `LOYALTY_THRESHOLD`, by name."""
     totals = spent_by_customer(orders)
-    return sorted(name for name, total in totals.items() if total >= LOYALTY_THRESHOLD)
+    return sorted(name for name, total in totals.items()
+                  if total >= LOYALTY_THRESHOLD)
 
 
 def discounted_total(order: Order, loyal: set[str]) -> float:
-    """An order's total after the loyalty discount, if its customer earned it."""
+    """An order's total after the loyalty discount, if its customer has it."""
     total = order_total(order)
     if order.customer in loyal:
         total = total * (1 - LOYALTY_DISCOUNT)

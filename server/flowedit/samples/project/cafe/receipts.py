@@ -10,11 +10,13 @@ WIDTH = 32
 
 def receipt(order: Order, menu: dict[str, Product]) -> str:
     """A receipt for one order, `WIDTH` columns wide."""
-    lines = [f"Order {order.id}".center(WIDTH), order.created.strftime("%Y-%m-%d %H:%M").center(WIDTH), ""]
+    when = order.created.strftime("%Y-%m-%d %H:%M")
+    lines = [f"Order {order.id}".center(WIDTH), when.center(WIDTH), ""]
     for line in order.lines:
         label = f"{line.quantity} x {line.product}"
         amount = f"{line_total(line):.2f}"
-        lines.append(f"{label[: WIDTH - len(amount) - 1]:<{WIDTH - len(amount)}}{amount}")
+        room = WIDTH - len(amount)
+        lines.append(f"{label[: room - 1]:<{room}}{amount}")
     lines.append("-" * WIDTH)
     lines.append(f"{'Total':<{WIDTH - 10}}{order_total(order):>10.2f}")
     lines.append(f"{'incl. VAT':<{WIDTH - 10}}{vat_of(order, menu):>10.2f}")

@@ -22,7 +22,8 @@ def summarize_orders(orders, currency="EUR", limit=None):
             result[c] = t
     out = []
     for c in sorted(result, key=lambda c: result[c], reverse=True):
-        out.append({"customer": c, "total": round(result[c], 2), "currency": currency})
+        out.append({"customer": c, "total": round(result[c], 2),
+                    "currency": currency})
     if limit:
         out = out[:limit]
     return out
@@ -35,7 +36,8 @@ def sales_by_product(path):
     for order in orders:
         for line in order.lines:
             count, amount = sold.get(line.product, (0, 0.0))
-            sold[line.product] = (count + line.quantity, amount + line_total(line))
+            sold[line.product] = (count + line.quantity,
+                                  amount + line_total(line))
     return dict(sorted(sold.items()))
 
 
