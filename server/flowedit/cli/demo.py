@@ -27,7 +27,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TextIO
 
-from flowedit.editor.view import RewriteView, Style, TypingView, columns, number, plural, table, wants_color
+from flowedit.core.words import plural
+from flowedit.editor.view import RewriteView, Style, TypingView, columns, number, table, wants_color
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
 from flowedit.editor.client import EditorClient, InlineAnswer, ServerGone

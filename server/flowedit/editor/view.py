@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
+from flowedit.core.words import plural
 from flowedit.editor.records import AppliedEdit
 
 NOTE_COLUMN = 50  # where the latency of a ghost text is written, when the line leaves room for it
@@ -218,10 +219,6 @@ def _cut(line: str, width: int) -> str:
 def wrapped(text: str, width: int) -> list[str]:
     """`text` in lines of at most `width` columns, broken between words."""
     return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False) or [""]
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def table(title: str, rows: Sequence[tuple[str, str]], width: int = 80) -> str:

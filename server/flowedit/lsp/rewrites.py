@@ -21,6 +21,7 @@ from flowedit.core.region import Region, TrackedRegion
 from flowedit.core.session import (Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed,
                                    RewriteSession, SessionEvent, State)
 from flowedit.core.text import Document, PositionError
+from flowedit.core.words import plural
 from flowedit.lsp import convert
 from flowedit.lsp.documents import lost_track
 from flowedit.lsp.host import Host
@@ -384,10 +385,6 @@ class Rewrites:
         run.tasks.add(task)
         task.add_done_callback(run.tasks.discard)
         task.add_done_callback(_log_crash)
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def ended_message(event: SessionEvent, tokens: int) -> str:

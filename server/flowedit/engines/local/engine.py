@@ -24,6 +24,7 @@ from typing import Any, AsyncIterator, Iterator
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by
+from flowedit.core.words import byte_size, duration, plural
 from flowedit.engines.base import EngineError
 from flowedit.engines.local.fim import FimStop
 from flowedit.engines.local.index import Shard
@@ -55,26 +56,6 @@ class LocalSettings(BaseModel):
     index_budget_tokens: int = Field(default=8_000_000, ge=0)
 
 
-def byte_size(n: int) -> str:
-    """A size in the unit that keeps its figures: 812 B, 41.3 KiB, 6.2 MiB (never "0.0 MiB")."""
-    if n < 1024:
-        return f"{n} B"
-    if n < 2**20:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n / 2**20:.1f} MiB"
-
-
-def duration(seconds: float) -> str:
-    """4 ms, 0.42 s, 3.1 s: never "0.00 s"."""
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms" if seconds >= 0.0005 else "under 1 ms"
-    return f"{seconds:.1f} s"
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'' if n == 1 else 's'}"
-
-
 class LocalEngine:
     """The embedded engine: builds its index on construction (seconds for a big corpus: run it in a
     thread from async code), then answers `stream()` and takes `update_document`/`remove_document`."""
@@ -97,8 +78,8 @@ class LocalEngine:
         where = ", ".join(str(p) for p in ([self.settings.workspace] if self.settings.workspace else [])
                           + list(self.settings.corpus)) or "no files (open documents only)"
         budget = " (index budget reached: later files left out)" if s.budget_reached else ""
-        return (f"local infini-gram code model (no language model): {_count(s.files, 'file')}, "
-                f"{_count(s.lines, 'line')}, {_count(s.tokens, 'token')}, {byte_size(s.index_bytes)} index, "
+        return (f"local infini-gram code model (no language model): {plural(s.files, 'file')}, "
+                f"{plural(s.lines, 'line')}, {plural(s.tokens, 'token')}, {byte_size(s.index_bytes)} index, "
                 f"built in {duration(s.seconds)} from {where}{budget}; completes code, refuses rewrites")
 
     # ------------------------------------------------------------ documents
