@@ -44,6 +44,8 @@ def build_answer(tokens: int) -> str:
     text = importlib.resources.files("flowedit").joinpath("samples/rewrite_answer.txt").read_text(encoding="utf-8")
     span = function_span(text, FUNCTION)
     unit = text[span[0] : span[1]] if span else text.rstrip()
+    # text beyond one UTF-16 unit per character, so that every position conversion is exercised
+    unit += "\n    # names stay as typed on the receipt: Zoë, 王小明, 😀"
     parts: list[str] = []
     while len(tokenize("\n\n\n".join(parts))) < tokens:
         parts.append(unit.replace(FUNCTION, f"{FUNCTION}_{len(parts)}", 1))

@@ -105,14 +105,33 @@ async function selectColumns(page, line, from, to) {
 }
 /** Switch the user settings as a user would: edit settings.json in the editor (a file written behind
  *  VS Code's back is not picked up by code-server), save, wait for the extension to see them, close it. */
-async function switchSettings(page, settings) {
-  await runCommand(page, 'Preferences: Open User Settings (JSON)');
-  await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'flowedit.endpoint' }).waitFor({ timeout: 15000 });
+/** Replace the text of the focused editor with `text` (a JSON object). Inserted text has its brackets
+ *  auto-closed, and an auto-closed `}` that moved to a later line is not typed over: all but the last `}`
+ *  is inserted, whatever follows the cursor removed, then the `}` typed. */
+async function replaceJson(page, text) {
   await editorLines(page).click();
   await page.keyboard.press('Control+A');
-  await page.keyboard.insertText(JSON.stringify(settings, null, 1));
-  const mark = trace().length;  // (the same endpoint may have been set before: a new event is the sign)
+  await page.keyboard.insertText(text.slice(0, text.lastIndexOf('}')));
+  await page.keyboard.press('Shift+Control+End');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText('}');
+}
+/** Ctrl+S until the active tab is clean (a save can land before the editor's last change; closing a
+ *  dirty tab would ask whether to save it and block the steps after). */
+async function saveActive(page, what) {
   await page.keyboard.press('Control+S');
+  await until(`${what} saved`, async () => {
+    if (await page.locator('.tab.active.dirty').count() === 0) return true;
+    await page.keyboard.press('Control+S');
+    return false;
+  }, 10000, 500);
+}
+async function switchSettings(page, settings) {
+  await runCommand(page, 'Preferences: Open User Settings (JSON)');
+  await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'flowedit.' }).waitFor({ timeout: 15000 });
+  await replaceJson(page, JSON.stringify(settings, null, 1));
+  const mark = trace().length;  // (the same endpoint may have been set before: a new event is the sign)
+  await saveActive(page, 'the User settings');
   await until('the new settings in the extension', () => trace().slice(mark).some(e => e.event === 'settings' && e.endpoint === settings['flowedit.endpoint']), 20000);
   await page.keyboard.press('Control+W');
 }
@@ -199,6 +218,7 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
               await page.keyboard.press('Alt+Backslash'); await ghost.first().waitFor({ timeout: 15000 }); }
       await until('the whole ghost text', async () => norm(await ghost.allInnerTexts().then(t => t.join(''))).includes(cfg.ghostMarker), 15000);
       r.ghostText = norm((await ghost.allInnerTexts()).join(''));
+      r.status = await statusText(page);  // what answers, named as what it is
       r.shot = await shot(page, '1-ghost-text');
       // 1b: accept the next word (Ctrl+Right, bound to FlowEdit's accept-word) → partial accept forwarded
       const mark = trace().length;
@@ -410,7 +430,7 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     r.bareLf = texts.filter(t => /(^|[^\r])\n/.test(t)).length;
     await until('the rewrite to end in the status bar', () => !/sync~spin/.test(lastStatus()), 10000);
     r.shot = await shot(page, '6-crlf-rewritten');
-    await page.keyboard.press('Control+S');
+    await saveActive(page, 'the file');
     await until('the file saved', () => fs.readFileSync(c.file, 'utf8') !== c.original, 10000);
     r.saved = fs.readFileSync(c.file, 'utf8');
     r.savedExact = r.saved === c.expected;
@@ -491,6 +511,62 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     r.ok = r.exact && r.oneUndo && r.changesWhileHidden <= 1;
     r.stepS = (Date.now() - t0) / 1000;
     log('hidden mid-stream:', r.changesWhileHidden, 'changes while hidden; exact', r.exact, '; one Ctrl+Z restored the original', r.oneUndo);
+  });
+
+  // ------------------------------------------------------------ 10: a live change of flowedit.server.python
+  // code-server's window is a remote one: a machine setting is read from the Remote settings there (VS Code
+  // drops the User value once it re-reads them). Set in the Remote settings, as a user of a remote window
+  // does, it restarts the server with the new interpreter, with no provider error on the way
+  if (cfg.pythonSwitch) await attempt('10-python-switch', async r => {
+    const p = cfg.pythonSwitch;
+    const mark = trace().length;
+    await runCommand(page, 'Preferences: Open Remote Settings (JSON)');
+    await page.locator('.editor-instance .monaco-editor').first().waitFor({ timeout: 15000 });
+    await until('the Remote settings file in the editor', async () =>
+      /settings\.json/.test(await page.locator('.tab.active').first().innerText({ timeout: 2000 }).catch(() => '')), 10000);
+    await replaceJson(page, JSON.stringify(p.remote, null, 1));
+    await saveActive(page, 'the Remote settings');
+    await page.keyboard.press('Control+W');
+    await until('the server running again', () => trace().slice(mark).some(e => e.event === 'connection' && e.state === 'running'), 60000);
+    await until('the new interpreter to start the server', () => fs.existsSync(p.marker) && /-m flowedit\.cli lsp/.test(fs.readFileSync(p.marker, 'utf8')), 20000);
+    r.started = fs.readFileSync(p.marker, 'utf8').trim().split('\n');
+    r.connections = trace().slice(mark).filter(e => e.event === 'connection').map(e => e.state);
+    r.status = await statusText(page);
+    r.shot = await shot(page, '10-python-switched');
+    // languageclient's providers threw a TypeError when asked while the server restarted
+    const logs = fs.readdirSync(cfg.logs, { recursive: true }).map(String).filter(f => f.endsWith('.log'));
+    r.typeErrors = logs.flatMap(f => fs.readFileSync(path.join(cfg.logs, f), 'utf8').split('\n')
+      .filter(l => /TypeError/.test(l)).map(l => `${f}: ${l}`.slice(0, 300)));
+    r.ok = r.started.length >= 1 && r.connections.includes('running') && r.typeErrors.length === 0;
+    log('python switch:', JSON.stringify(r.started), '; connections', JSON.stringify(r.connections), '; TypeErrors', r.typeErrors.length);
+  });
+
+  // ------------------------------------------------------------ 11: an endpoint nothing listens on
+  // said once, at once: one message naming the endpoint, and the status bar says the model is unreachable
+  if (cfg.endpointDown) await attempt('11-endpoint-down', async r => {
+    const d = cfg.endpointDown;
+    await switchSettings(page, d.settings);
+    const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'cannot use the model endpoint' });
+    await toast.first().waitFor({ timeout: 20000 });
+    r.message = norm(await toast.first().locator('.notification-list-item-message').innerText());
+    // shown whole: a toast without buttons is cut to one line (its text ends in "…" mid-word)
+    r.cut = await toast.first().locator('.notification-list-item-message').evaluate(
+      el => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1);
+    r.buttons = (await toast.first().locator('.monaco-button').allInnerTexts()).map(norm);
+    await toast.first().locator('.monaco-button', { hasText: 'Open Settings' }).waitFor({ state: 'visible', timeout: 5000 });
+    await new Promise(res => setTimeout(res, 400));  // ok: the toast's fade-in, for the screenshot
+    await until('the status bar to say so', async () => /model unreachable/.test(await statusText(page)), 15000);
+    r.status = await statusText(page);
+    r.shot = await shot(page, '11-endpoint-down-message');
+    await statusItem(page).hover();
+    await page.locator('.monaco-hover', { hasText: 'FlowEdit' }).first().waitFor({ timeout: 10000 }).catch(() => undefined);
+    r.tooltip = norm(await page.locator('.monaco-hover').first().innerText({ timeout: 2000 }).catch(() => ''));
+    r.shotTooltip = await shot(page, '11-endpoint-down-status');
+    r.toasts = (await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts()).map(norm);
+    r.ok = r.message.includes(d.endpoint) && !r.cut && r.buttons.includes('Open Settings') && /model unreachable/.test(r.status)
+      && r.toasts.filter(t => /cannot use the model endpoint/.test(t)).length === 1;
+    log('endpoint down:', JSON.stringify(r.message), '; cut', r.cut, '; buttons', JSON.stringify(r.buttons),
+        '; status', JSON.stringify(r.status), '; tooltip', JSON.stringify(r.tooltip));
   });
 
   // ------------------------------------------------------------ 9: the server dies; one clear message, Restart

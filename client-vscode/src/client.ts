@@ -10,17 +10,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import {
-  CloseAction, DidChangeConfigurationNotification, ErrorAction, ExecuteCommandRequest, LanguageClient, State,
+  CloseAction, DidChangeConfigurationNotification, ErrorAction, ExecuteCommandRequest, LanguageClient,
+  ShowMessageNotification, State,
   type LanguageClientOptions, type Middleware, type ServerOptions, type StaticFeature,
 } from 'vscode-languageclient/node';
 import * as readline from 'node:readline';
 import { StderrTail, exitMessage } from './exits';
 import { openRewrite, type RewriteTarget } from './instruction';
 import { findPartialAccept, type ShownItem } from './partial';
-import { flowEditSays } from './messages';
+import { flowEditSays, serverMessage } from './messages';
 import { RestartQueue } from './restart';
 import { APPLY_REWRITE_EDIT, RewriteEdits, withRewriteEdits, type EditorPort, type RewriteEditParams } from './rewriteedits';
-import { pythonSetting, serverEnv, serverLaunch, toServerSettings, type ServerInfo, type ServerLaunch, type ServerSettings } from './settings';
+import { pythonSetting, remoteHint, serverEnv, serverLaunch, toServerSettings, type ServerInfo, type ServerLaunch, type ServerSettings } from './settings';
 import type { Connection, StatusNotification } from './status';
 import * as api from './vscodeapi';
 
@@ -137,6 +138,8 @@ export class FloweditClient {
       launch = serverLaunch(api.setting, this.info, await findPython(), this.launcher);
       await preflight(launch, this.info);
     } catch (e) {
+      const hint = remoteHint(api.remoteName(), api.setting);
+      if (hint && e instanceof Error) e.message += hint;
       return this.failed(e);
     }
     const settings = this.settings();
@@ -176,6 +179,8 @@ export class FloweditClient {
       if (e.newState === State.Running) this.events.connection('running');
       else if (e.newState === State.Stopped) this.events.connection('stopped');
     });
+    // the server's messages, shown with buttons (languageclient's own show a toast cut to one line)
+    client.onNotification(ShowMessageNotification.type, params => this.showServerMessage(params.type, params.message));
     client.onNotification(STATUS_NOTIFICATION, (n: StatusNotification) => {
       if (n.request?.outcome && typeof n.request.id === 'string') rewriteEdits.ended(n.request.id);
       this.events.status(n);
@@ -204,6 +209,15 @@ export class FloweditClient {
     void api.showError(flowEditSays(message), 'Restart', 'Open Log').then(choice => {
       if (choice === 'Restart') void this.restart();
       if (choice === 'Open Log') this.log.show();
+    });
+  }
+
+  private showServerMessage(type: number, message: string): void {
+    const { severity, buttons } = serverMessage(type, message);
+    const show = severity === 'error' ? api.showError : severity === 'warning' ? api.showWarning : api.showInfo;
+    void show(message, ...buttons).then(choice => {
+      if (choice === 'Show Log') this.log.show();
+      if (choice === 'Open Settings') void api.executeCommand('workbench.action.openSettings', 'flowedit.');
     });
   }
 

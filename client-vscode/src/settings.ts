@@ -92,6 +92,14 @@ export interface ServerInfo {
 
 const LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const;
 
+/** What to add to a "no server" message in a remote window where no `server.*` setting reached the
+ *  extension: VS Code reads machine settings there from the Remote settings, never the User settings. */
+export function remoteHint(remote: string | undefined, get: SettingReader): string {
+  const set = pythonSetting(get) !== undefined || (Array.isArray(get('server.command')) && (get('server.command') as unknown[]).length > 0);
+  return remote && !set ? ` (in a remote window, set flowedit.server.python or .command in the Remote settings: ` +
+    `Preferences: Open Remote Settings; User settings do not apply there)` : '';
+}
+
 /** The interpreter the user set (`flowedit.server.python`), if any. */
 export function pythonSetting(get: SettingReader): string | undefined {
   return text(get('server.python'));

@@ -176,13 +176,13 @@ export function formatStatus(s: Status): StatusView {
       : s.liveTokens !== undefined ? tokens(s.liveTokens) : 'waiting for the model');
     return { text: `$(sync~spin) ${bits.join(' · ')}`, tooltip: tooltip('FlowEdit: rewriting (Escape stops it)'), severity: 'normal' };
   }
-  if (s.last && typeof s.last.tokens_per_s === 'number') bits.push(rate(s.last.tokens_per_s));
-  if (s.last?.ttft_ms !== undefined) bits.push(`TTFT ${ms(s.last.ttft_ms)}`);
-  if (s.link === 'down') {
+  if (s.link === 'down') {  // no figures of an earlier request beside it: they would read as current
     bits.push('model unreachable');
     return { text: `$(debug-disconnect) ${bits.join(' · ')}`,
              tooltip: tooltip(`FlowEdit: ${s.problem ?? 'the model endpoint cannot be reached'}`), severity: 'error' };
   }
+  if (s.last && typeof s.last.tokens_per_s === 'number') bits.push(rate(s.last.tokens_per_s));
+  if (s.last?.ttft_ms !== undefined) bits.push(`TTFT ${ms(s.last.ttft_ms)}`);
   const trouble = s.link === 'reconnecting' || s.link === 'closed';
   if (trouble) bits.push(s.link!);
   const icon = trouble ? '$(debug-disconnect)' : s.link === 'connected' ? '$(zap)' : '$(sparkle)';

@@ -12,6 +12,11 @@ export type ExtensionContext = vscode.ExtensionContext;
 const SECTION = 'flowedit';
 
 /** Reads `flowedit.<key>`. */
+/** The remote this window works in (e.g. "ssh-remote"), undefined in a local window. */
+export function remoteName(): string | undefined {
+  return vscode.env.remoteName;
+}
+
 export function setting(key: string): unknown {
   return vscode.workspace.getConfiguration(SECTION).get(key);
 }

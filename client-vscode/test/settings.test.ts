@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pythonSetting, serverEnv, serverLaunch, toServerSettings } from '../src/settings';
+import { pythonSetting, remoteHint, serverEnv, serverLaunch, toServerSettings } from '../src/settings';
 
 const info = { name: 'FlowEdit', module: 'flowedit', installCommand: '-m pip install flowedit' };
 const reader = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -63,4 +63,13 @@ test('the API key reaches the server under the configured variable only', () => 
   const settings = toServerSettings(reader({ apiKeyEnv: 'MY_KEY' }));
   assert.deepEqual(serverEnv({ PATH: '/bin', GONE: undefined }, settings, 'sk-1'), { PATH: '/bin', MY_KEY: 'sk-1' });
   assert.deepEqual(serverEnv({ PATH: '/bin' }, settings, undefined), { PATH: '/bin' });
+});
+
+test('a remote window without a server setting is told where machine settings go', () => {
+  const none: Record<string, unknown> = {};
+  const python: Record<string, unknown> = { 'server.python': '/opt/py/bin/python3' };
+  assert.match(remoteHint('ssh-remote', k => none[k]), /Remote settings: Preferences: Open Remote Settings/);
+  assert.equal(remoteHint(undefined, k => none[k]), '');  // a local window reads the User settings
+  assert.equal(remoteHint('ssh-remote', k => python[k]), '');  // it is set where it counts
+  assert.equal(remoteHint('ssh-remote', k => ({ 'server.command': ['flowedit', 'lsp'] } as Record<string, unknown>)[k]), '');
 });

@@ -82,4 +82,10 @@ test('an endpoint that is down says so in the bar, why in the tooltip, and recov
   assert.match(view.tooltip, /refused the connection/);
   const back = formatStatus(statusReceived(down, { state: 'connected', problem: null }));
   assert.equal(back.text, '$(zap) FlowEdit · gpt');
+  // an earlier rewrite's figures are not shown beside "unreachable" (they would read as current)
+  const earlier = statusReceived(running, { state: 'connected', model: 'gpt',
+    request: { id: 'rw-7', outcome: 'finished', ttft_ms: 300, tokens_per_s: 10.2 } });
+  const nowDown = formatStatus(statusReceived(earlier, { state: 'down', problem: 'refused' }));
+  assert.equal(nowDown.text, '$(debug-disconnect) FlowEdit · gpt · model unreachable');
+  assert.match(nowDown.tooltip, /Last rewrite: finished/);  // still in the tooltip, as the last rewrite
 });

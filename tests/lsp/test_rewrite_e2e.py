@@ -118,6 +118,9 @@ async def test_interrupt_then_no_more_edits(editor, tmp_path):
         outcome = await editor.outcome(await editor.rewrite(URI, last, last + len("y = 2"), mode="replace"))
     assert result[0]["outcome"] == "interrupted"
     assert outcome["outcome"] == "finished", outcome
+    # what answered stays named after its lane is let go (the status bar said "scripted" again)
+    assert editor.ended(rid)["model"] == outcome["model"] == "scripted stand-in"
+    assert editor.statuses[-1]["model"] == "scripted stand-in"
     # the progress says how each ended, in words: interrupted is not finished, no "Interrupted: interrupted"
     ends = {token: [v for v in values if isinstance(v, lsp.WorkDoneProgressEnd)]
             for token, values in editor.client.progress_reports.items()}

@@ -25,6 +25,14 @@ def test_absent_keeps_null_resets_sections_merge():
     assert merge_update(after, {}) == after and merge_update(after, None) == after
 
 
+def test_a_null_inside_a_new_section_is_the_default_not_a_bad_value():
+    # VS Code's first settings (initializationOptions) carry `"presets": null` for "not configured"
+    merged = merge_update({}, {"rewrite": {"presets": None, "mode": "diff"}, "inline": {"endpoint": None}})
+    assert merged == {"rewrite": {"mode": "diff"}, "inline": {}}
+    settings, problems = parse_settings(merged)
+    assert problems == [] and settings.rewrite.presets and settings.rewrite.mode == "diff"
+
+
 async def _rewrite(ed: Editor) -> str:
     begin = TEXT.index("old = 2")
     outcome = await ed.outcome(await ed.rewrite(URI, begin, begin + len("old = 2"), mode="replace"))

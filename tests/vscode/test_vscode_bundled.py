@@ -126,6 +126,8 @@ async def test_the_platform_vsix_runs_its_own_server(tmp_path: Path) -> None:
     launcher = "bundled/tool/launch.py lsp"
     assert launcher in server_log, "the extension did not start its bundled server"
     assert "FLOWEDIT_LOCAL" in steps["1-ghost-text"]["ghostText"], steps["1-ghost-text"]
+    # the status bar names the embedded engine as what it is (no model name, no loopback address)
+    assert "embedded engine" in steps["1-ghost-text"]["status"], steps["1-ghost-text"]
     assert steps["2-rewrite"]["exact"] and steps["2-rewrite"]["oneUndo"], steps["2-rewrite"]
     # killed: one message of ours with how it ended (no languageclient "connection got closed"), Restart works
     assert steps["9-server-exit"]["message"].startswith("FlowEdit: the server stopped (killed by SIGKILL)"), steps

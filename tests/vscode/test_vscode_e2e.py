@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sys
 import time
 from pathlib import Path
@@ -96,6 +97,12 @@ QUIET = {
     "editor.suggestOnTriggerCharacters": False, "editor.formatOnSave": False, "editor.minimap.enabled": False, "chat.commandCenter.enabled": False,
     "git.enabled": False, "git.openRepositoryInParentFolders": "never",
 }
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens there once the socket is closed
 
 
 def _line_col(text_before: str) -> tuple[int, int]:
@@ -235,6 +242,11 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
         # (the driver reads the server's INFO lines: how each rewrite ended)
         base = {**QUIET, "flowedit.server.python": sys.executable, "flowedit.model": "scripted",
                 "flowedit.server.logLevel": "info"}
+        # 10: another interpreter for the server, set while it runs: a wrapper that notes each start
+        marker, wrapper = OUT / "python-switch.log", OUT / "python-wrapper.sh"
+        wrapper.write_text(f'#!/bin/sh\necho "$*" >> {marker}\nexec {sys.executable} "$@"\n')
+        wrapper.chmod(0o755)
+        down = f"ws://127.0.0.1:{_closed_port()}/v1/responses"  # 11: nothing listens there
         settings_file = OUT / "ud" / "User" / "settings.json"
         settings_file.write_text(json.dumps({**base, "flowedit.endpoint": ghost_gw.url}, indent=2))
         config = {
@@ -269,6 +281,8 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
                 "expected": auto_close_expected,
                 "settings": {**base, "flowedit.endpoint": auto_close_gw.url},
             },
+            "pythonSwitch": {"remote": {"flowedit.server.python": str(wrapper)}, "marker": str(marker)},
+            "endpointDown": {"settings": {**base, "flowedit.endpoint": down}, "endpoint": down},
             "trace": str(OUT / "trace.jsonl"), "shots": str(OUT / "shots"), "results": str(OUT / "results.json"),
             "logs": str(OUT / "ud" / "logs"),
             "chromium": CHROMIUM,
@@ -281,7 +295,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
             proc = await asyncio.create_subprocess_exec(
                 "node", str(E2E / "e2e.js"), cwd=E2E, env=_clean_env(E2E_CONFIG=str(OUT / "config.json")),
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-            out, _ = await asyncio.wait_for(proc.communicate(), 300)
+            out, _ = await asyncio.wait_for(proc.communicate(), 420)
             (OUT / "e2e.log").write_bytes(out)
             timings["browser_s"] = round(time.monotonic() - run_start, 1)
     _collect_logs()
@@ -297,7 +311,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     steps = results["steps"]
     failed = {name: s.get("error", s) for name, s in steps.items() if not s.get("ok")}
     expected = {"1-ghost-text", "2-rewrite", "4-revert", "3-escape", "5-status", "6-crlf-one-line", "7-auto-close",
-                "8-hidden-mid-stream"}
+                "8-hidden-mid-stream", "10-python-switch", "11-endpoint-down"}
     assert not failed and expected <= steps.keys(), (
         f"steps failed or missing: {json.dumps(failed, indent=2)[:4000]}\nmissing: {expected - steps.keys()}\n"
         f"see {OUT} (e2e.log, shots/, trace.jsonl, log-*.log)")
@@ -314,6 +328,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     rewrites = [c for c in changes if c["event"] == "rewrite"]
     assert [r["instruction"] for r in rewrites][:2] == [INSTRUCTION, CODE_ACTION_INSTRUCTION], rewrites
     assert steps["1-ghost-text"]["partialAccept"], "accept-word was not forwarded as a partial accept"
+    assert "scripted stand-in" in steps["1-ghost-text"]["status"], steps["1-ghost-text"]  # what answered
     # 6: the answer once, in CRLF, in the editor and on disk; finished. On the way, never more than the
     # answer and the text it replaces (the answer inserted again and again is)
     crlf = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["crlf"]["fileUri"]]
@@ -324,11 +339,17 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     assert steps["6-crlf-one-line"]["bufferEol"] == "CRLF"
     server_log = "".join(f.read_text(errors="replace") for f in OUT.glob("log-*FlowEdit.log"))
     assert f"rewrite {steps['6-crlf-one-line']['id']} ended: Finished" in server_log
+    # the log has real levels (window/logMessage), and the extension's own settings draw no warning
+    assert "[info] flowedit.lsp.rewrites: rewrite" in server_log and "FlowEdit settings:" not in server_log
     # 7: one `)`
     typed = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["autoClose"]["fileUri"]]
     assert config["autoClose"]["autoClosedLine"] in typed[-2].split("\n"), typed[-2:]
     assert typed[-1] == auto_close_expected, typed[-2:]
     shots = sorted(p.name for p in (OUT / "shots").glob("*.png"))
+    # 10: the new interpreter started the server; 11: one message with the endpoint, the status says so
+    assert any("-m flowedit.cli lsp" in line for line in steps["10-python-switch"]["started"]), steps["10-python-switch"]
+    assert down in steps["11-endpoint-down"]["message"] and "model unreachable" in steps["11-endpoint-down"]["status"]
     for step in ("1-ghost", "2-rewrite", "4-reverted", "3-escape", "5-status", "6-crlf-rewritten", "7-auto-close-ghost",
-                 "7-auto-close-accepted", "8-hidden-undone"):
+                 "7-auto-close-accepted", "8-hidden-undone", "10-python-switched", "11-endpoint-down-message",
+                 "11-endpoint-down-status"):
         assert any(step in s for s in shots), (step, shots)

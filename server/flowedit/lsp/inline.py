@@ -284,7 +284,7 @@ class InlineCompleter:
             asyncio.ensure_future(_quiet_interrupt(stream.lane))
 
     def _figures(self, stream: ModelStream) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "complete", **answered_by(stream.model, stream.endpoint, stream.lane),
+        out: dict[str, Any] = {"kind": "complete", **answered_by(stream.model, stream.endpoint, stream.lane.model if stream.lane else None),
                                "tokens": stream.tokens}
         if stream.first_token_at is not None:
             out["ttft_ms"] = round((stream.first_token_at - stream.started) * 1000, 1)

@@ -13,7 +13,6 @@ from typing import Any, Callable
 from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
 from flowedit.lsp.host import Kind
 from flowedit.lsp.settings import Settings
-from flowedit.model.lane import Lane
 from flowedit.model.errors import ModelConnectionLost, ModelFailure
 from flowedit.model.link import ModelLink
 from flowedit.model.transport import redact
@@ -21,11 +20,11 @@ from flowedit.model.transport import redact
 log = logging.getLogger(__name__)
 
 
-def answered_by(asked: str | None, shown_url: str | None, lane: Lane | None) -> dict[str, Any]:
-    """A request's `model` (what the response says answered: OpenAI's resolved name, "scripted stand-in",
-    "embedded engine"; else the model asked for), `asked_model` when that differs, and its `endpoint` as
-    users see it (never an in-process engine's loopback address)."""
-    model = (lane.model if lane is not None else None) or asked
+def answered_by(asked: str | None, shown_url: str | None, answered: str | None) -> dict[str, Any]:
+    """A request's `model` (`answered`: what the response said answered — OpenAI's resolved name,
+    "scripted stand-in", "embedded engine" — else the model asked for), `asked_model` when that differs,
+    and its `endpoint` as users see it (never an in-process engine's loopback address)."""
+    model = answered or asked
     out: dict[str, Any] = {"model": model, "endpoint": shown_url}
     if asked and asked != model:
         out["asked_model"] = asked

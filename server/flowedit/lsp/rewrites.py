@@ -64,13 +64,14 @@ class RewriteRun:
     edits_seen: int = 0  # applied batches counted so far (last_edit_at moves when this grows)
     tokens: int = 0
     model: str | None = None
+    answered: str | None = None  # the model the response said answered (kept when the lane is let go)
     endpoint: str | None = None
     timer: asyncio.TimerHandle | None = None
     tasks: set = field(default_factory=set)
 
     def figures(self) -> dict[str, Any]:
         """Time to first token, tokens, tokens/s, first token → first applied edit."""
-        out: dict[str, Any] = {"id": self.id, "kind": "rewrite", **answered_by(self.model, self.endpoint, self.lane),
+        out: dict[str, Any] = {"id": self.id, "kind": "rewrite", **answered_by(self.model, self.endpoint, self.answered),
                                "tokens": self.tokens,
                                "edits_sent": self.session.batches_sent, "edits_applied": self.session.batches_applied}
         if self.first_token_at is not None:
@@ -255,6 +256,7 @@ class Rewrites:
             async for event in lane:
                 if generation != run.generation:
                     break  # redirected: what the old lane still held belongs to the old answer
+                run.answered = lane.model or run.answered
                 if isinstance(event, wire.OutputTextDelta) and event.delta:
                     now = asyncio.get_running_loop().time()
                     run.first_token_at = run.first_token_at or now

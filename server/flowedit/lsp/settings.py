@@ -118,8 +118,8 @@ def merge_update(current: dict[str, Any], update: Any) -> dict[str, Any]:
     for key, value in update.items():
         if value is None:
             out.pop(key, None)
-        elif isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge_update(out[key], value)
+        elif isinstance(value, dict):  # a section: merged into what is there, its nulls reset too
+            out[key] = merge_update(out[key] if isinstance(out.get(key), dict) else {}, value)
         else:
             out[key] = value
     return out

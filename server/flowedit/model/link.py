@@ -276,7 +276,7 @@ class ModelLink:
             self._set_state("connected")
         else:
             self._went_down(failure)
-        log.warning("model link: %s", failure)
+        log.info("model link: %s", failure)  # raised: the caller tells the user
         if isinstance(failure, ModelHandshakeFailed) or attempts == 1:
             raise failure
         raise ModelConnectionLost(f"{failure} (gave up after {attempts} attempts)")
