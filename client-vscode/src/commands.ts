@@ -94,7 +94,10 @@ export class Commands {
       return await action();
     } catch (e) {
       if (shownByServer(e)) return undefined;  // one toast for one refusal
-      void api.showWarning(flowEditSays(e instanceof Error ? e.message : String(e)));
+      // (a button keeps the toast whole: VS Code cuts one without buttons to a line)
+      void api.showWarning(flowEditSays(e instanceof Error ? e.message : String(e)), 'Show Log').then(choice => {
+        if (choice === 'Show Log') void api.executeCommand('flowedit.showLog');
+      });
       return undefined;
     }
   }

@@ -48,7 +48,14 @@ def _run_bench(args: argparse.Namespace) -> int:
     checkout = Path(__file__).resolve().parents[3]  # server/flowedit/cli/__init__.py → the checkout
     script = checkout / "bench" / f"{args.name}_bench.py"
     if not script.is_file():
-        print(f"flowedit bench needs a source checkout with {script.name} in bench/", file=sys.stderr)
+        names = sorted(p.name[: -len("_bench.py")] for p in (checkout / "bench").glob("*_bench.py"))
+        if names:
+            print(f"flowedit bench: no benchmark {args.name!r}; choose one of {', '.join(names)} "
+                  "(bench/README.md says what each measures)", file=sys.stderr)
+        else:
+            print("flowedit bench runs the benchmarks of a source checkout (bench/*_bench.py), which this "
+                  "installation is not: clone the repository, `pip install -e .` there, then run it there",
+                  file=sys.stderr)
         return 2
     spec = importlib.util.spec_from_file_location(f"flowedit_bench_{args.name}", script)
     module = importlib.util.module_from_spec(spec)
