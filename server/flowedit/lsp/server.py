@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import asyncio
-import copy
 from typing import TYPE_CHECKING, Any, Literal
 
 from lsprotocol import types as lsp
@@ -42,14 +41,52 @@ REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
 
 
 class FloweditProtocol(LanguageServerProtocol):
-    """pygls' protocol, but our didChange handler sees the editor's ranges as sent: pygls clamps a range
-    past a line's end in place while it updates its own copy, which would hide a client out of step."""
+    """pygls' protocol, with document sync taken over and no future kept per notification.
+
+    Documents: didOpen/didChange/didClose go straight to our handlers (`FloweditServer.docs` is the one
+    copy of each document): pygls' built-in ones keep a second copy in its workspace (and clamp a range
+    past a line's end in place while updating it, which would hide a client out of step), and, being
+    generators, leave a future per notification in `_request_futures` that is never removed (~2.1 KB a
+    keystroke). Any other handler's future is forgotten once done (`_execute_handler`).
+    """
+
+    def _documents(self, method: str, params: Any) -> None:
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            handler(params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams) -> None:
+        self._documents(lsp.TEXT_DOCUMENT_DID_OPEN, params)
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
-        as_sent = copy.deepcopy(params)
-        for handler, _, kwargs in super().lsp_text_document__did_change(params):
-            yield handler, (as_sent,), kwargs
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> None:
+        self._documents(lsp.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams) -> None:
+        self._documents(lsp.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        # pygls stores the future of an async, threaded or generator handler under `msg_id` and removes it
+        # only for a request's answer: notifications and a generator's inner steps stayed forever. Forget
+        # it once done, on the loop (a thread's future completes in its thread; pygls' shutdown walks the
+        # dict while cancelling)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+
+        def forget(future) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+
+        def done(future) -> None:
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(forget, future)
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
 
     def _send_response(self, msg_id, result=None, error=None):
         # an error reply carries details (pygls puts a traceback in `data`) only when the client's trace
@@ -196,6 +233,7 @@ class FloweditServer(LanguageServer):
             self.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=message))
         else:
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
+            self.work_done_progress.tokens.pop(token, None)  # pygls keeps a future per token otherwise
 
     def show_warning(self, message: str) -> None:
         log.warning("%s", message)
