@@ -12,7 +12,9 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Literal
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
+from cattrs import transform_error
+from cattrs.errors import ClassValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
@@ -38,6 +40,19 @@ STATUS = "flowedit/status"
 # workspace/applyEdit's params plus `rewrite`, the rewrite's id; the same answer as workspace/applyEdit
 REWRITE_EDIT = "flowedit/applyRewriteEdit"
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
+
+
+class Unreadable:
+    """A message pygls could not structure (its params do not fit its method)."""
+
+    def __init__(self, data: dict[str, Any], error: Exception) -> None:
+        self.data, self.error = data, error
+
+    def reason(self) -> str:
+        cause = self.error.__cause__
+        if isinstance(cause, ClassValidationError):
+            return "; ".join(transform_error(cause))[:300]
+        return str(cause or self.error)[:300]
 
 
 class FloweditProtocol(LanguageServerProtocol):
@@ -66,6 +81,36 @@ class FloweditProtocol(LanguageServerProtocol):
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams) -> None:
         self._documents(lsp.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def structure_message(self, data: dict[str, Any]):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:  # pygls logged it; it used to go unanswered
+            return Unreadable(data, exc)
+
+    def handle_message(self, message):
+        if isinstance(message, Unreadable):
+            self._unreadable(message)
+        else:
+            super().handle_message(message)
+
+    def _unreadable(self, message: Unreadable) -> None:
+        """A message whose params do not fit its method: a request gets -32602 with its id; a document
+        notification leaves the server's copy behind, which the desync rule handles (documents.py)."""
+        data, method = message.data, str(message.data.get("method", ""))
+        why = message.reason()
+        if "id" in data and method:
+            log.warning("request %r (%s) had unreadable params: %s", data["id"], method, why)
+            self._send_response(data["id"], error=lsp.ResponseError(
+                code=lsp.ErrorCodes.InvalidParams, message=f"invalid params for {method}: {why}"))
+            return
+        params = data.get("params")
+        document = params.get("textDocument") if isinstance(params, dict) else None
+        uri = document.get("uri") if isinstance(document, dict) else None
+        if method.startswith("textDocument/did") and isinstance(uri, str):
+            self._server.lost_sync(uri, f"the editor sent a {method} the server could not read ({why})")
+        else:
+            log.warning("notification %s dropped: its params are unreadable: %s", method or "(no method)", why)
 
     def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
         # pygls stores the future of an async, threaded or generator handler under `msg_id` and removes it
@@ -235,6 +280,17 @@ class FloweditServer(LanguageServer):
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
             self.work_done_progress.tokens.pop(token, None)  # pygls keeps a future per token otherwise
 
+    def lost_sync(self, uri: str, why: str) -> None:
+        """The server's copy of `uri` can no longer be trusted: mark it unsafe, stop its rewrites, say how
+        to recover (documents.py); completions and rewrites are refused on it until it is opened again."""
+        doc = self.docs.get(uri)
+        if doc is None:
+            log.warning("%s: %s (the document is not open)", uri, why)
+            return
+        doc.unsafe = doc.unsafe or why
+        self.rewrites.document_closed(uri, documents.lost_track(doc))
+        self.show_warning(documents.lost_track(doc))
+
     def show_warning(self, message: str) -> None:
         log.warning("%s", message)
         self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
@@ -328,9 +384,9 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             log.warning("didChange ignored for %s: %s", params.text_document.uri,
                         doc.unsafe if doc else "the document is not open")
             return
-        if documents.apply_did_change(doc, params, ls.encoding) is not None:
-            ls.rewrites.document_closed(doc.uri, documents.lost_track(doc))
-            ls.show_warning(documents.lost_track(doc))
+        problem = documents.apply_did_change(doc, params, ls.encoding)
+        if problem is not None:
+            ls.lost_sync(doc.uri, problem)
             return
         ls.rewrites.document_changed(doc.uri)
         ls.in_process.document_changed(doc)

@@ -1,0 +1,54 @@
+"""Malformed messages from the editor side get a clear answer, and nothing is lost: the real server over
+stdio, fed raw bytes."""
+
+from __future__ import annotations
+
+from tests.lsp.raw import RawServer
+
+URI = "file:///work/app.py"
+TEXT = "def total(items):\n    return sum(items)\n\n\n# after\n"
+
+
+def inline(request_id: int, line: object, character: object = 0) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "textDocument/inlineCompletion", "params": {
+        "textDocument": {"uri": URI}, "position": {"line": line, "character": character},
+        "context": {"triggerKind": 1}}}
+
+
+async def _open(server: RawServer, version: int = 1) -> None:
+    await server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": URI, "languageId": "python", "version": version, "text": TEXT}}})
+
+
+async def test_a_request_with_unreadable_params_is_answered_invalid_params_with_its_id():
+    async with RawServer() as server:
+        await server.start()
+        await _open(server)
+        await server.send(inline(7, "three"))  # a line that is no number
+        bad = await server.answer(7)
+        await server.send(inline(8, 3))  # the server still answers
+        good = await server.answer(8)
+    assert bad["error"]["code"] == -32602, bad
+    assert "textDocument/inlineCompletion" in bad["error"]["message"] and "line" in bad["error"]["message"], bad
+    assert "error" not in good, good
+
+
+async def test_a_document_notification_with_unreadable_params_marks_the_copy_unsafe_until_reopened():
+    async with RawServer() as server:
+        await server.start()
+        await _open(server)
+        await server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": URI, "version": 2}, "contentChanges": "x = 1"}})  # not a list of changes
+        await server.send(inline(9, 3))
+        refused = await server.answer(9)
+        told = [m for m in server.messages() if "app.py" in m]
+        await server.send({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {
+            "textDocument": {"uri": URI}}})
+        await _open(server, version=3)
+        await server.send(inline(10, 3))
+        again = await server.answer(10)
+    # the server's copy fell behind the editor's: it says so and how to recover, and serves nothing from it
+    assert len(told) == 1 and "lost track of app.py" in told[0] and "close and reopen" in told[0], told
+    assert "didChange" in told[0]
+    assert refused.get("result") in (None, [], {"items": []}), refused
+    assert "error" not in again and again["result"], again  # reopened: completions again
