@@ -3,6 +3,8 @@ stdio, fed raw bytes."""
 
 from __future__ import annotations
 
+import json
+
 from tests.lsp.raw import RawServer
 
 URI = "file:///work/app.py"
@@ -52,3 +54,27 @@ async def test_a_document_notification_with_unreadable_params_marks_the_copy_uns
     assert "didChange" in told[0]
     assert refused.get("result") in (None, [], {"items": []}), refused
     assert "error" not in again and again["result"], again  # reopened: completions again
+
+
+async def test_a_lying_or_huge_content_length_costs_one_message_not_the_connection():
+    async with RawServer("--max-message-mib", "1") as server:
+        await server.start()
+        await _open(server)
+        body = json.dumps(inline(11, 3)).encode()
+        await server.send(b"Content-Length: %d\r\n\r\n%s" % (len(body) + 500, body))  # says 500 bytes too many
+        await server.send(inline(12, 3))
+        after_long = await server.answer(12)
+        await server.send(b"Content-Length: 1000000000000\r\n\r\n{\"jsonrpc\": \"2.0\"")  # 1 TB announced
+        await server.send(inline(13, 3))
+        after_huge = await server.answer(13)
+        await server.send(b"Content-Length: 10\r\n\r\n" + body)  # 10: the rest is garbage before the next header
+        await server.send(inline(14, 3))
+        after_short = await server.answer(14)
+        deep = b"[" * 200_000 + b"]" * 200_000
+        await server.send(b"Content-Length: %d\r\n\r\n%s" % (len(deep), deep))  # nested too deep to read
+        await server.send(inline(15, 3))
+        after_deep = await server.answer(15)
+        alive = server.proc.returncode is None
+    assert alive
+    for answer in (after_long, after_huge, after_short, after_deep):
+        assert "error" not in answer and answer["result"], answer  # answered, with ghost text

@@ -17,6 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="what goes to stderr, which editors show in their LSP log (default: %(default)s; "
                              "INFO adds each model call and rewrite)")
+    parser.add_argument("--max-message-mib", type=float, default=64.0,
+                        help="the largest message the editor may send, in MiB; a larger one is skipped with a "
+                             "log line (default: %(default)g)")
     parser.set_defaults(run=run)
 
 
@@ -27,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     server = build_server({"endpoint": args.endpoint, "model": args.model, "upstream": args.upstream,
                            "upstream_key_env": args.upstream_key_env})
+    server.max_message_bytes = max(1024, int(args.max_message_mib * 2**20))
     server.log_to_client(stderr)  # once initialized, records go out as window/logMessage with their level
     server.start_io()
     return 0

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import asyncio
+import json
+import sys
 from typing import TYPE_CHECKING, Any, Literal
 
 from lsprotocol import types as lsp
@@ -165,6 +167,54 @@ class FloweditServer(LanguageServer):
         self.initialization_options: Any = None
         self._probes: set[asyncio.Task] = set()
         self.client_log: ClientLog | None = None
+        self.max_message_bytes = 64 * 2**20  # flowedit lsp --max-message-mib
+
+    # ------------------------------------------------------------------ the byte stream
+    def _start_io_async(self, stdin=None, stdout=None) -> None:
+        """pygls' stdio server, reading through our framing (framing.py): a wrong or huge Content-Length
+        costs one message and a log line, never the connection."""
+        from threading import Event
+
+        from pygls.io_ import StdoutWriter
+
+        self._stop_event = Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self._read(stdin or sys.stdin.buffer))
+        except BrokenPipeError:
+            log.error("the connection to the editor is lost: shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    async def _read(self, stdin) -> None:
+        from flowedit.lsp.framing import Framer, Problem
+
+        framer = Framer(self.max_message_bytes)
+        loop = asyncio.get_running_loop()
+        read = getattr(stdin, "read1", None) or stdin.read
+        while not self._stop_event.is_set():
+            data = await loop.run_in_executor(self.thread_pool, read, 1 << 16)
+            if not data:
+                break
+            for item in framer.feed(data):
+                if isinstance(item, Problem):
+                    log.warning("editor stream: %s", item.text)
+                    continue
+                try:
+                    message = json.loads(item, object_hook=self.protocol.structure_message)
+                except (ValueError, RecursionError) as exc:  # not JSON, or nested too deep to read
+                    log.warning("editor stream: a message of %d bytes is not JSON the server can read (%s): "
+                                "dropped", len(item), str(exc)[:200] or type(exc).__name__)
+                    continue
+                try:
+                    self.protocol.handle_message(message)
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except Exception as exc:  # noqa: BLE001 - as pygls: one message's failure is not the server's
+                    log.exception("Unable to handle message")
+                    self._report_server_error(exc, JsonRpcException)
 
     def log_to_client(self, stderr: logging.Handler) -> None:
         """Once initialized, log records go to the client as `window/logMessage` (clientlog.py), not to
