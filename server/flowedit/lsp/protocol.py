@@ -1,0 +1,124 @@
+"""pygls' protocol as flowedit needs it: document sync taken over, no future kept per notification, and an
+answer for every message pygls could not read."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from cattrs import transform_error
+from cattrs.errors import ClassValidationError
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+log = logging.getLogger(__name__)
+# a rewrite's edit to a client that declared `experimental.flowedit.rewriteEdits` (the VS Code extension):
+# workspace/applyEdit's params plus `rewrite`, the rewrite's id; the same answer as workspace/applyEdit
+REWRITE_EDIT = "flowedit/applyRewriteEdit"
+
+
+class Unreadable:
+    """A message pygls could not structure (its params do not fit its method)."""
+
+    def __init__(self, data: dict[str, Any], error: Exception) -> None:
+        self.data, self.error = data, error
+
+    def reason(self) -> str:
+        cause = self.error.__cause__
+        if isinstance(cause, ClassValidationError):
+            return "; ".join(transform_error(cause))[:300]
+        return str(cause or self.error)[:300]
+
+
+class FloweditProtocol(LanguageServerProtocol):
+    """pygls' protocol, with document sync taken over and no future kept per notification.
+
+    Documents: didOpen/didChange/didClose go straight to our handlers (`FloweditServer.docs` is the one
+    copy of each document): pygls' built-in ones keep a second copy in its workspace (and clamp a range
+    past a line's end in place while updating it, which would hide a client out of step), and, being
+    generators, leave a future per notification in `_request_futures` that is never removed (~2.1 KB a
+    keystroke). Any other handler's future is forgotten once done (`_execute_handler`).
+    """
+
+    def _documents(self, method: str, params: Any) -> None:
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            handler(params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams) -> None:
+        self._documents(lsp.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> None:
+        self._documents(lsp.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams) -> None:
+        self._documents(lsp.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def structure_message(self, data: dict[str, Any]):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:  # pygls logged it; it used to go unanswered
+            return Unreadable(data, exc)
+
+    def handle_message(self, message):
+        if isinstance(message, Unreadable):
+            self._unreadable(message)
+        else:
+            super().handle_message(message)
+
+    def _unreadable(self, message: Unreadable) -> None:
+        """A message whose params do not fit its method: a request gets -32602 with its id; a document
+        notification leaves the server's copy behind, which the desync rule handles (documents.py)."""
+        data, method = message.data, str(message.data.get("method", ""))
+        why = message.reason()
+        if "id" in data and method:
+            log.warning("request %r (%s) had unreadable params: %s", data["id"], method, why)
+            self._send_response(data["id"], error=lsp.ResponseError(
+                code=lsp.ErrorCodes.InvalidParams, message=f"invalid params for {method}: {why}"))
+            return
+        params = data.get("params")
+        document = params.get("textDocument") if isinstance(params, dict) else None
+        uri = document.get("uri") if isinstance(document, dict) else None
+        if method.startswith("textDocument/did") and isinstance(uri, str):
+            self._server.lost_sync(uri, f"the editor sent a {method} the server could not read ({why})")
+        else:
+            log.warning("notification %s dropped: its params are unreadable: %s", method or "(no method)", why)
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        # pygls stores the future of an async, threaded or generator handler under `msg_id` and removes it
+        # only for a request's answer: notifications and a generator's inner steps stayed forever. Forget
+        # it once done, on the loop (a thread's future completes in its thread; pygls' shutdown walks the
+        # dict while cancelling)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+
+        def forget(future) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+
+        def done(future) -> None:
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(forget, future)
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    def _send_response(self, msg_id, result=None, error=None):
+        # an error reply carries details (pygls puts a traceback in `data`) only when the client's trace
+        # setting is verbose; a refusal's own data (e.g. `shown`: the user was told already) stays
+        if error is not None and isinstance(error.data, dict) and "traceback" in error.data \
+                and self.trace != lsp.TraceValue.Verbose:
+            error = lsp.ResponseError(code=error.code, message=error.message,
+                                      data={k: v for k, v in error.data.items() if k != "traceback"} or None)
+        super()._send_response(msg_id, result=result, error=error)
+
+    def get_result_type(self, method: str):
+        # our request is answered like workspace/applyEdit: read the answer as that (not as namedtuples)
+        return lsp.ApplyWorkspaceEditResponse if method == REWRITE_EDIT else super().get_result_type(method)
