@@ -78,3 +78,22 @@ async def test_a_lying_or_huge_content_length_costs_one_message_not_the_connecti
     assert alive
     for answer in (after_long, after_huge, after_short, after_deep):
         assert "error" not in answer and answer["result"], answer  # answered, with ghost text
+
+
+async def test_lone_surrogates_are_read_as_replacement_characters_and_the_document_stays_usable():
+    # half an emoji, as a JavaScript editor can hold it: JSON carries it as a lone "\ud83d" escape
+    opened = '# status: \ud83d done\ndef total(items):\n    return sum(items)\n\n\n# after\n'
+    async with RawServer() as server:
+        await server.start()
+        await server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": URI, "languageId": "python", "version": 1, "text": opened}}})
+        await server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"range": {
+                "start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 0}},
+                "text": "x = '\udc00'\n"}]}})  # the other half, alone too
+        await server.send(inline(16, 5))  # a completion sends the text around the cursor to the engine
+        answer = await server.answer(16)
+        told = [m for m in server.messages() if "surrogate" in m]
+        alive = server.proc.returncode is None
+    assert alive and "error" not in answer and answer["result"], answer
+    assert len(told) == 1 and "app.py" in told[0] and "U+FFFD" in told[0], server.messages()

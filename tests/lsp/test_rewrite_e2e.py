@@ -452,3 +452,16 @@ async def test_eglot_gets_its_revert_and_interrupt_answered_without_waiting_for_
     assert stopped["outcome"] == "interrupted", stopped
     print(f"eglot: revert answered in {revert_s * 1000:.0f} ms, interrupt in {interrupt_s * 1000:.0f} ms")
     assert revert_s < 5 and interrupt_s < 5  # (it took the 10 s echo timeout, then failed)
+
+
+async def test_a_document_with_lone_surrogates_can_still_be_rewritten(editor, tmp_path):
+    # half an emoji before the selection: it used to fail every rewrite (the prompt could not be encoded)
+    text = "# status: \ud83d done\nx = OLD  # after\n"
+    async with Gateway("new()", tmp_path, rate=0) as gw:
+        await start(editor, gw)
+        editor.open(URI, text)
+        begin = text.index("OLD")
+        outcome = await editor.outcome(await editor.rewrite(URI, begin, begin + 3, mode="replace"))
+    assert outcome["outcome"] == "finished", outcome
+    assert editor.text(URI) == "# status: \ud83d done\nx = new()  # after\n"  # the editor's half stays its own
+    assert sum("lone surrogate" in m.message for m in editor.client.messages) == 1

@@ -56,6 +56,7 @@ class FloweditServer(LanguageServer):
         self._probes: set[asyncio.Task] = set()
         self.client_log: ClientLog | None = None
         self.max_message_bytes = 64 * 2**20  # flowedit lsp --max-message-mib
+        self._surrogates_told: set[str] = set()
 
     def _start_io_async(self, stdin=None, stdout=None) -> None:
         """pygls' stdio server, reading through our framing (lsp/stdio.py)."""
@@ -177,6 +178,12 @@ class FloweditServer(LanguageServer):
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
             self.work_done_progress.tokens.pop(token, None)  # pygls keeps a future per token otherwise
 
+    def surrogates_read(self, uri: str, count: int) -> None:
+        """Lone surrogates came in `uri` (documents.readable): said once per document."""
+        if count and uri not in self._surrogates_told:
+            self._surrogates_told.add(uri)
+            self.show_warning(documents.surrogates_read(uri, count))
+
     def lost_sync(self, uri: str, why: str) -> None:
         """The server's copy of `uri` can no longer be trusted: mark it unsafe, stop its rewrites, say how
         to recover (documents.py); completions and rewrites are refused on it until it is opened again."""
@@ -271,7 +278,9 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: FloweditServer, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        ls.docs[item.uri] = doc = Document(item.uri, item.text, item.version, item.language_id)
+        text, surrogates = documents.readable(item.text)
+        ls.docs[item.uri] = doc = Document(item.uri, text, item.version, item.language_id)
+        ls.surrogates_read(item.uri, surrogates)
         ls.in_process.document_changed(doc)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -281,6 +290,8 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             log.warning("didChange ignored for %s: %s", params.text_document.uri,
                         doc.unsafe if doc else "the document is not open")
             return
+        params, surrogates = documents.readable_changes(params)
+        ls.surrogates_read(doc.uri, surrogates)
         problem = documents.apply_did_change(doc, params, ls.encoding)
         if problem is not None:
             ls.lost_sync(doc.uri, problem)
