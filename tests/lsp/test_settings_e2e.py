@@ -33,6 +33,18 @@ def test_a_null_inside_a_new_section_is_the_default_not_a_bad_value():
     assert problems == [] and settings.rewrite.presets and settings.rewrite.mode == "diff"
 
 
+def test_out_of_range_numbers_are_refused_by_name_and_the_rest_of_their_section_kept():
+    raw = {"inline": {"debounce_min_ms": 1e308, "fallback_wait_ms": float("inf"), "max_tokens": 64},
+           "rewrite": {"diff_threshold_lines": 10**12, "mode": "diff"}, "embedded": {"index_budget_tokens": -1}}
+    settings, problems = parse_settings(raw)
+    named = {p.split(":", 1)[0] for p in problems}
+    assert named == {"inline.debounce_min_ms", "inline.fallback_wait_ms", "rewrite.diff_threshold_lines",
+                     "embedded.index_budget_tokens"}, problems
+    assert (settings.inline.debounce_min_ms, settings.inline.fallback_wait_ms) == (30, 1500)  # the defaults
+    assert settings.inline.max_tokens == 64 and settings.rewrite.mode == "diff"  # the rest of each section
+    assert raw["inline"]["debounce_min_ms"] == 1e308  # what the editor sent is left as it was
+
+
 async def _rewrite(ed: Editor) -> str:
     begin = TEXT.index("old = 2")
     outcome = await ed.outcome(await ed.rewrite(URI, begin, begin + len("old = 2"), mode="replace"))

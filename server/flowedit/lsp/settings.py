@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any, Literal
 
@@ -33,11 +34,11 @@ class RewriteSettings(BaseModel):
     mode: Literal["replace", "diff", "auto"] = "auto"
     # auto: a selection of at least this many lines is rewritten as a unified diff, so only changed
     # lines are touched; below it the whole answer streams in (diff overhead is not worth it there)
-    diff_threshold_lines: int = Field(default=40, ge=1)
+    diff_threshold_lines: int = Field(default=40, ge=1, le=1_000_000)
     context_tokens: int = Field(default=2000, ge=0, le=200_000)
     default_instruction: str = "Improve this code: make it clearer and more correct."
     presets: list[Preset] = Field(default_factory=lambda: list(DEFAULT_PRESETS))
-    max_output_tokens: int | None = Field(default=None, ge=1)
+    max_output_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
     model: str | None = None  # default: the top-level `model` (e.g. a strong model for rewrites)
     endpoint: str | None = None  # default: the top-level `endpoint`
 
@@ -53,9 +54,10 @@ class InlineSettings(BaseModel):
     suffix_tokens: int = Field(default=500, ge=0, le=100_000)
     snippets: int = Field(default=3, ge=0, le=20)  # from recently edited open documents
     max_tokens: int = Field(default=128, ge=1, le=4096)
-    debounce_min_ms: float = Field(default=30, ge=0)
-    debounce_max_ms: float = Field(default=350, ge=0)
-    fallback_wait_ms: float = Field(default=1500, ge=0)  # textDocument/completion answers within this
+    # bounded: a debounce of 1e308 ms was accepted, and completions never answered
+    debounce_min_ms: float = Field(default=30, ge=0, le=2000, allow_inf_nan=False)
+    debounce_max_ms: float = Field(default=350, ge=0, le=5000, allow_inf_nan=False)
+    fallback_wait_ms: float = Field(default=1500, ge=0, le=30_000, allow_inf_nan=False)  # textDocument/completion answers within this
 
 
 class EmbeddedSettings(BaseModel):
@@ -63,7 +65,7 @@ class EmbeddedSettings(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     corpus: list[str] = Field(default_factory=list)  # extra folders to learn from, e.g. a standard library
-    index_budget_tokens: int = Field(default=8_000_000, ge=0)
+    index_budget_tokens: int = Field(default=8_000_000, ge=0, le=500_000_000)
 
 
 class Settings(BaseModel):
@@ -125,6 +127,21 @@ def merge_update(current: dict[str, Any], update: Any) -> dict[str, Any]:
     return out
 
 
+def _drop(data: dict[str, Any], loc: tuple) -> bool:
+    """Remove the value at `loc` (a pydantic error location) from `data`: the innermost key of a section,
+    so that the rest of the section is kept; a list goes as a whole. False when nothing was there."""
+    where: Any = data
+    for i, key in enumerate(loc):
+        last = i == len(loc) - 1 or not isinstance(where.get(key), dict)
+        if not isinstance(where, dict) or key not in where:
+            return False
+        if last:
+            del where[key]
+            return True
+        where = where[key]
+    return False
+
+
 def parse_settings(raw: Any, base: dict[str, Any] | None = None) -> tuple[Settings, list[str]]:
     """Validate editor settings over `base`; invalid keys fall back to defaults and are reported."""
     if isinstance(raw, dict) and isinstance(raw.get("flowedit"), dict):
@@ -137,16 +154,16 @@ def parse_settings(raw: Any, base: dict[str, Any] | None = None) -> tuple[Settin
         problems.append(f"settings must be an object, got {type(raw).__name__}")
         raw = {}
     data.update(raw)
-    for _ in range(len(data) + 1):
+    data = copy.deepcopy(data)  # bad values are dropped from this copy, never from what the editor sent
+    for _ in range(64):
         try:
             return Settings.model_validate(data), problems
         except ValidationError as exc:
-            bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]}
+            dropped = False
             for err in exc.errors():
                 where = ".".join(str(p) for p in err["loc"])
                 problems.append(f"{where}: {err['msg']} (using the default)")
-            if not bad:
+                dropped = _drop(data, err["loc"]) or dropped
+            if not dropped:
                 break
-            for key in bad:
-                data.pop(key, None)
     return Settings(), problems
