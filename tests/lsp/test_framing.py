@@ -65,3 +65,12 @@ def test_garbage_with_no_header_is_dropped_in_bounded_memory():
     assert len(framer._buf) < 70_000
     *skipped, last = framer.feed(frame(b'{"id": 3}'))
     assert last == b'{"id": 3}' and all(isinstance(p, Problem) for p in skipped)
+
+
+def test_a_skipped_message_is_dropped_as_it_comes_not_held():
+    framer = Framer(max_bytes=1000)
+    framer.feed(b"Content-Length: 1000000000000\r\n\r\n")
+    for _ in range(100):  # 5 MB of it
+        assert framer.feed(b"y" * 50_000) == []
+    assert len(framer._buf) <= 64
+    assert framer.feed(frame(b'{"id": 4}'))[-1] == b'{"id": 4}'  # a real header inside it: read on from there

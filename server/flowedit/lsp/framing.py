@@ -83,7 +83,9 @@ class Framer:
                 del buf[:size]
                 self._body = None
                 return True
-            self._scanned = len(buf)
+            drop = max(0, len(buf) - _TAIL)  # searched already: dropped as it comes, a tail kept
+            del buf[:drop]
+            self._body, self._scanned = size - drop, len(buf)
             return False
         if len(buf) >= size:
             out.append(bytes(buf[:size]))
