@@ -26,8 +26,7 @@ async def test_40000_keystrokes_with_completions_keep_the_server_flat():
     keys, warm_up, every = 40_000, 5_000, 8  # a completion request every 8th key, as a debounced editor asks
     # lines that differ in their numbers: the engine is asked again where the user leaves its suggestion
     typed = "".join(f"value_{n} = total(items) + {n * 7 % 1000}\n" for n in range(2000))
-    # completions from the stand-in over a real socket (the embedded engine's lookups in a document that
-    # grows to 40,000 characters are the speed issue's, and would take minutes here)
+    # completions from the stand-in over a real socket: the model path, as the issue measured it
     async with Gateway(ScriptedEngine("total(items) + 1", rate=0)) as gateway, \
             EditorClient({"endpoint": gateway.url, "model": "m"}) as editor:
         pid = editor._client._server.pid
