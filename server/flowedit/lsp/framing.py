@@ -18,6 +18,10 @@ from dataclasses import dataclass
 
 HEADER_LINE = re.compile(rb"Content-Length:[ \t]*(\d+)[ \t]*\r\n", re.IGNORECASE)
 MAX_HEADER_BYTES = 64 * 1024  # a header block (without its body) is never this long
+# a header line cut short: "C", "Co", …, "Content-Length: 12", "Content-Length: 12\r"
+_PARTIAL = re.compile(rb"C(?:o(?:n(?:t(?:e(?:n(?:t(?:-(?:L(?:e(?:n(?:g(?:t(?:h(?::[ \t]*\d*\r?)?)?)?)?)?)?)?)?)?)?)?)?)?)?",
+                      re.IGNORECASE)
+_PARTIAL_MAX = 48  # longer than any such prefix
 _TAIL = 64  # what is kept of skipped bytes, so that a header cut across reads is still found
 
 
@@ -87,13 +91,22 @@ class Framer:
             del buf[:drop]
             self._body, self._scanned = size - drop, len(buf)
             return False
-        if len(buf) >= size:
+        if len(buf) >= size and not self._header_may_start_inside(size):
             out.append(bytes(buf[:size]))
             del buf[:size]
             self._body = None
             return True
         self._scanned = len(buf)
         return False
+
+    def _header_may_start_inside(self, size: int) -> bool:
+        """The last bytes of a body declared `size` long, and what follows them so far, could be the start of
+        a header still arriving: wait for it (a valid JSON text never ends in such bytes, so a good message is
+        never held back)."""
+        buf = self._buf
+        if len(buf) >= size + _PARTIAL_MAX:
+            return False
+        return any(_PARTIAL.fullmatch(buf, p) for p in range(max(0, size - _PARTIAL_MAX), size))
 
     def _cut(self, out: list[bytes | Problem], at: int) -> bool:
         """A header begins `at` bytes into a body declared longer: the body ends there."""
