@@ -65,8 +65,7 @@ class ClientLog(logging.Handler):
         except ValueError:
             level = logging.WARNING
         self.setLevel(min(level, self.stderr_level))
-        root = logging.getLogger()
-        root.setLevel(min(self.level, self.stderr_level))
+        logging.getLogger().setLevel(self.level)  # the root lets through what either handler takes
 
     def takes(self, record: logging.LogRecord) -> bool:
         return self.active and record.levelno >= self.level

@@ -104,7 +104,8 @@ class FloweditProtocol(LanguageServerProtocol):
                 del self._request_futures[msg_id]
 
         def done(future) -> None:
-            if loop is not None and not loop.is_closed():
+            # only a stored future needs forgetting: a plain handler's (didChange, each keystroke) never is
+            if self._request_futures.get(msg_id) is future and loop is not None and not loop.is_closed():
                 loop.call_soon_threadsafe(forget, future)
             callback(future)
 
