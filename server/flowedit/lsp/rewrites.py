@@ -9,8 +9,7 @@ import asyncio
 import itertools
 import logging
 import textwrap
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as lsp
 
@@ -18,19 +17,15 @@ from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, rewri
 from flowedit.core.exclude import excluded_by, uri_path
 from flowedit.core.linediff import whole_lines
 from flowedit.core.region import Region, TrackedRegion
-from flowedit.core.session import (Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed,
-                                   RewriteSession, SessionEvent, State)
+from flowedit.core.session import Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, SessionEvent, State
 from flowedit.core.text import Document, PositionError
 from flowedit.core.words import plural
 from flowedit.lsp import convert
 from flowedit.lsp.documents import lost_track
 from flowedit.lsp.host import Host
-from flowedit.lsp.links import answered_by
+from flowedit.lsp.rewriterun import RewriteRun, ended_message
 from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelUnreachable
-
-if TYPE_CHECKING:
-    from flowedit.model.lane import Lane
 
 log = logging.getLogger(__name__)
 _ids = itertools.count(1)
@@ -39,54 +34,6 @@ APPLY_TIMEOUT_S = 30.0
 
 class RewriteRefused(ValueError):
     """A rewrite that cannot start (closed document, excluded file, bad range); the message says why."""
-
-
-@dataclass
-class RewriteRun:
-    """One rewrite in one document: its session, its current model lane and its figures."""
-
-    id: str
-    uri: str
-    session: RewriteSession
-    instruction: str
-    started: float
-    lane: Lane | None = None
-    generation: int = 0  # bumped by redirect: an older stream task must not finish the session
-    outcome: SessionEvent | None = None
-    done: asyncio.Event = field(default_factory=asyncio.Event)
-    reverted: asyncio.Event = field(default_factory=asyncio.Event)
-    revert_outcome: SessionEvent | None = None
-    progress_token: str | None = None
-    first_token_at: float | None = None
-    last_token_at: float | None = None
-    first_edit_at: float | None = None
-    last_edit_at: float | None = None
-    edits_seen: int = 0  # applied batches counted so far (last_edit_at moves when this grows)
-    tokens: int = 0
-    model: str | None = None
-    answered: str | None = None  # the model the response said answered (kept when the lane is let go)
-    endpoint: str | None = None
-    timer: asyncio.TimerHandle | None = None
-    tasks: set = field(default_factory=set)
-
-    def figures(self) -> dict[str, Any]:
-        """Time to first token, tokens, tokens/s, first token → first applied edit."""
-        out: dict[str, Any] = {"id": self.id, "kind": "rewrite", **answered_by(self.model, self.endpoint, self.answered),
-                               "tokens": self.tokens,
-                               "edits_sent": self.session.batches_sent, "edits_applied": self.session.batches_applied}
-        if self.first_token_at is not None:
-            out["ttft_ms"] = round((self.first_token_at - self.started) * 1000, 1)
-            span = (self.last_token_at or self.first_token_at) - self.first_token_at
-            out["tokens_per_s"] = round(self.tokens / span, 1) if span > 0 else None
-        if self.first_edit_at is not None and self.first_token_at is not None:
-            out["first_token_to_first_edit_ms"] = round((self.first_edit_at - self.first_token_at) * 1000, 1)
-        if self.outcome is not None and self.last_edit_at is not None and self.last_token_at is not None:
-            # the lag the user sees at the end: the model's last token → the editor has the last edit
-            out["last_token_to_last_edit_ms"] = round(max(0.0, self.last_edit_at - self.last_token_at) * 1000, 1)
-        if self.outcome is not None:
-            out["outcome"] = type(self.outcome).__name__.lower()
-            out["reason"] = self.outcome.reason
-        return out
 
 
 class Rewrites:
@@ -387,21 +334,6 @@ class Rewrites:
         run.tasks.add(task)
         task.add_done_callback(run.tasks.discard)
         task.add_done_callback(_log_crash)
-
-
-def ended_message(event: SessionEvent, tokens: int) -> str:
-    """How a rewrite ended, in words: "Finished: 120 tokens", "Interrupted by the user after 3 tokens",
-    "Stopped: you edited inside …" — an interrupted rewrite never reads as finished."""
-    word = {"Finished": "Finished", "Interrupted": "Interrupted", "Failed": "Failed", "Conflict": "Stopped"}.get(
-        type(event).__name__, type(event).__name__)
-    if isinstance(event, Finished):
-        return f"Finished: {plural(tokens, 'token')}"
-    reason = event.reason.strip()
-    if reason.lower().startswith(word.lower()):  # "interrupted by the user": no "Interrupted: interrupted …"
-        head = word + reason[len(word):]
-    else:
-        head = f"{word}: {reason}" if reason else word
-    return f"{head} after {plural(tokens, 'token')}" if isinstance(event, Interrupted) else head
 
 
 def _log_crash(task: asyncio.Task) -> None:
