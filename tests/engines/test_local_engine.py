@@ -136,6 +136,35 @@ def test_excluded_and_ignored_files_never_contribute(tmp_path: Path) -> None:
     assert complete(engine, "API_TOKEN = 'sk-") == "allowed'"
 
 
+KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\n"
+       "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+       "-----END OPENSSH PRIVATE KEY-----\n")
+
+
+def test_a_file_holding_a_private_key_never_contributes(tmp_path: Path) -> None:
+    make_workspace(tmp_path, {"app.py": "import os\n", "fixtures.py": KEY + "API_TOKEN = 'sk-from-disk'\n"})
+    engine = LocalEngine(LocalSettings(workspace=tmp_path))
+    assert engine.index.stats.files == 1 and complete(engine, "API_TOKEN = 'sk-") == ""
+    engine.update_document(str(tmp_path / "notes.py"), "API_TOKEN = 'sk-open'\n")
+    assert complete(engine, "API_TOKEN = 'sk-") == "open'"
+    engine.update_document(str(tmp_path / "notes.py"), KEY + "API_TOKEN = 'sk-open'\n")  # pasted in
+    assert complete(engine, "API_TOKEN = 'sk-") == ""
+
+
+def test_new_excludes_drop_what_they_rule_out_at_once(tmp_path: Path) -> None:
+    make_workspace(tmp_path, {"app.py": "import os\n", "conf/prod.py": "API_TOKEN = 'sk-prod-on-disk'\n"})
+    engine = LocalEngine(LocalSettings(workspace=tmp_path))
+    engine.update_document(str(tmp_path / "conf" / "staging.py"), "STAGING_TOKEN = 'sk-staging-open'\n")
+    assert complete(engine, "API_TOKEN = 'sk-") == "prod-on-disk'"
+    assert complete(engine, "STAGING_TOKEN = 'sk-") == "staging-open'"
+    assert engine.set_exclude(engine.settings.exclude) == 0  # the same globs: nothing happens
+    assert engine.set_exclude([*engine.settings.exclude, "conf"]) == 2
+    assert complete(engine, "API_TOKEN = 'sk-") == "" and complete(engine, "STAGING_TOKEN = 'sk-") == ""
+    engine.update_document(str(tmp_path / "conf" / "staging.py"), "STAGING_TOKEN = 'sk-staging-open'\n")
+    assert complete(engine, "STAGING_TOKEN = 'sk-") == ""  # the new globs hold for what comes later too
+    assert engine.index.paths() == [str((tmp_path / "app.py").resolve())]
+
+
 def test_corpus_and_budget(tmp_path: Path) -> None:
     corpus = make_workspace(tmp_path / "corpus", {f"lib{i}.py": f"def lib_{i}():\n    return {i}\n" for i in range(5)})
     engine = LocalEngine(LocalSettings(corpus=(corpus,)))

@@ -15,6 +15,7 @@ from flowedit.lsp.host import Host
 from flowedit.lsp.inline import InlineCompleter
 from flowedit.lsp.rewrites import Rewrites
 from flowedit.lsp.settings import parse_settings
+from flowedit.lsp.withhold import Withholding
 from flowedit.model.fake import FakeTransport, responder
 from flowedit.model.link import ModelLink
 from tests.core.sim import lsp_offset
@@ -43,10 +44,15 @@ class FakeHost:
         self.status_seen = asyncio.Event()
         self.rewrites: Rewrites | None = None
         self._link = ModelLink("wss://fake.invalid/v1/responses", transport=transport)
+        self.withholding = Withholding(on_key=lambda uri: None)
 
     def open(self, uri: str, text: str) -> None:
         self.docs[uri] = Document(uri, text, 1, "python")
+        self.withholding.opened(self.docs[uri])
         self.editor[uri] = text
+
+    def withheld(self, uri: str) -> str | None:
+        return self.withholding.reason(uri, self.settings.exclude)
 
     async def link(self, kind: str) -> tuple[ModelLink, str]:
         return self._link, f"model-for-{kind}"

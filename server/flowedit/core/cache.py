@@ -54,5 +54,9 @@ class CompletionCache:
         suggestion, typed = hit
         return suggestion, suggestion.text[typed:]
 
+    def clear(self) -> None:
+        """Forget every suggestion."""
+        self._entries.clear()
+
     def __len__(self) -> int:
         return len(self._entries)

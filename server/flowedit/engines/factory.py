@@ -113,6 +113,9 @@ class InProcess:
                 gateway = Gateway(engine, token=self._token)
                 await gateway.serve("127.0.0.1", 0)
                 self._running[key] = (engine, gateway)
+            engine = self._running[key][0]
+            if hasattr(engine, "set_exclude") and (dropped := engine.set_exclude(spec.exclude)):
+                log.info("in-process engine: %d documents the new excludes rule out are left out", dropped)
         self.flush()
         return self._running[key][1].url, {"Authorization": f"Bearer {self._token}"}
 
@@ -122,6 +125,14 @@ class InProcess:
 
     def document_closed(self, uri: str) -> None:
         self._dirty.pop(uri, None)
+
+    def forget(self, uri: str) -> None:
+        """`uri` is not for models any more (a private key appeared in it): out of every index at once."""
+        self._dirty.pop(uri, None)
+        for engine, _ in self._running.values():
+            remove = getattr(engine, "remove_document", None)
+            if remove is not None:
+                remove(uri)
 
     def flush(self) -> None:
         """Hand the changed documents to engines that learn from them (incremental: no rebuild)."""

@@ -45,6 +45,9 @@ class Host(Protocol):
     def habits(self) -> EditorHabits:
         """What the client does with the edits it is sent (how far its `applied: true` can be trusted)."""
 
+    def withheld(self, uri: str) -> str | None:
+        """Why the open document `uri` must never reach a model (an exclude glob, a private key), or None."""
+
     async def link(self, kind: Kind) -> tuple[ModelLink, str]:
         """The long-lived link to the endpoint serving `kind` and the model to ask."""
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from flowedit.core.cache import CompletionCache, Suggestion
 from flowedit.core.debounce import AdaptiveDebounce
-from flowedit.core.exclude import excluded_by, uri_path
+from flowedit.core.exclude import uri_path
 from flowedit.core.fim import FIM_INSTRUCTIONS, cursor_at, fim_context, snippet_around
 from flowedit.core.shape import Cursor, complete_enough, shape, wants_completion
 from flowedit.core.text import Document
@@ -121,7 +121,7 @@ class InlineCompleter:
 
     async def _complete(self, uri: str, offset: int, invoked: bool, superseded: asyncio.Future):
         doc = self.host.docs.get(uri)
-        if doc is None or doc.unsafe or excluded_by(uri, self.host.settings.exclude):
+        if doc is None or doc.unsafe or self.host.withheld(uri):
             return self._empty()
         cursor = cursor_at(doc, offset)
         if not wants_completion(cursor, invoked):
@@ -180,6 +180,14 @@ class InlineCompleter:
         if suggestion is not None:
             self.cache.put(suggestion, accepted=min(accepted_chars, len(suggestion.text)))
 
+    def forget(self) -> None:
+        """Nothing said so far is said again: an answer may come from content that is withheld now
+        (`Host.withheld`), cached, shown or still streaming."""
+        self.cache.clear()
+        self.shown.clear()
+        for uri in list(self.streams):
+            self._stop_stream(uri)
+
     def document_edited(self, uri: str, offset: int) -> None:
         """Remember where documents were edited last (snippets for other files' completions)."""
         self.recent.pop(uri, None)
@@ -191,7 +199,7 @@ class InlineCompleter:
         out = []
         for other, offset in reversed(list(self.recent.items())):
             doc = self.host.docs.get(other)
-            if other == uri or doc is None or doc.unsafe or excluded_by(other, self.host.settings.exclude):
+            if other == uri or doc is None or doc.unsafe or self.host.withheld(other):
                 continue
             out.append(snippet_around(doc, offset, uri_path(other)))
             if len(out) == self.host.settings.inline.snippets:

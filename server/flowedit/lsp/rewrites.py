@@ -14,7 +14,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, rewrite_context
-from flowedit.core.exclude import excluded_by, uri_path
+from flowedit.core.exclude import uri_path
 from flowedit.core.linediff import whole_lines
 from flowedit.core.region import Region, TrackedRegion
 from flowedit.core.session import Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, SessionEvent, State
@@ -61,8 +61,8 @@ class Rewrites:
         if version is not None and version != doc.version:
             raise RewriteRefused(f"the editor has not reported its latest changes yet (its version {version}, "
                                  f"the server has {doc.version}); try again")
-        if (glob := excluded_by(uri, self.host.settings.exclude)) is not None:
-            raise RewriteRefused(f"{uri} matches the exclude pattern {glob!r}: it is never sent to a model")
+        if (why := self.host.withheld(uri)) is not None:
+            raise RewriteRefused(f"{uri} is never sent to a model: {why}")
         try:
             region = convert.offsets(doc, selection, self.host.encoding)
         except PositionError as exc:
@@ -124,6 +124,8 @@ class Rewrites:
         """Stop the current answer where it is and let a new instruction rewrite the same region."""
         if run.session.state is not State.STREAMING:
             raise RewriteRefused(f"rewrite {run.id} is no longer running ({run.session.state.value})")
+        if (why := self.host.withheld(run.uri)) is not None:
+            raise RewriteRefused(f"{run.uri} is never sent to a model: {why}")
         run.generation += 1
         await self._stop_lane(run)
         if run.session.state is not State.STREAMING:  # it ended meanwhile (a conflict, a closed document)

@@ -17,11 +17,11 @@ from pygls.lsp.server import LanguageServer
 
 from flowedit import __version__
 from flowedit.core.echo import EditorHabits
-from flowedit.core.exclude import excluded_by
 from flowedit.core.text import Document
 from flowedit.lsp import completion, convert, documents
 from flowedit.lsp.host import Kind
 from flowedit.lsp.protocol import REWRITE_EDIT, FloweditProtocol
+from flowedit.lsp.withhold import Withholding
 
 if TYPE_CHECKING:
     from flowedit.engines.factory import InProcess
@@ -57,6 +57,7 @@ class FloweditServer(LanguageServer):
         self.client_log: ClientLog | None = None
         self.max_message_bytes = 64 * 2**20  # flowedit lsp --max-message-mib
         self._surrogates_told: set[str] = set()
+        self.withholding = Withholding(on_key=self.key_appeared)
 
     def _start_io_async(self, stdin=None, stdout=None) -> None:
         """pygls' stdio server, reading through our framing (lsp/stdio.py)."""
@@ -195,6 +196,21 @@ class FloweditServer(LanguageServer):
         self.rewrites.document_closed(uri, documents.lost_track(doc))
         self.show_warning(documents.lost_track(doc))
 
+    def withheld(self, uri: str) -> str | None:
+        return self.withholding.reason(uri, self.settings.exclude)
+
+    def key_appeared(self, uri: str) -> None:
+        """A private key is in `uri` now: nothing cached or indexed from what it held is used again."""
+        log.info("%s holds a private key: it is withheld from every model and index", uri)
+        self.forget_learned()
+        if self._links is not None:
+            self.in_process.forget(uri)
+
+    def forget_learned(self) -> None:
+        """Drop every suggestion made so far (an answer may come from content that is withheld now)."""
+        if self._completer is not None:
+            self._completer.forget()
+
     def show_warning(self, message: str) -> None:
         log.warning("%s", message)
         self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
@@ -216,7 +232,10 @@ class FloweditServer(LanguageServer):
 
         merged = merge_update(self.user_settings, update)
         self.user_settings = merged if isinstance(merged, dict) else {}
+        excluded = self._settings.exclude if self._settings is not None else None
         self._settings, problems = parse_settings(merged, self.base_settings)
+        if excluded is not None and excluded != self._settings.exclude:
+            self.forget_learned()  # the embedded index applies the new globs at its next request
         if problems:
             message = "FlowEdit settings: " + "; ".join(problems)
             log.warning("%s", message)
@@ -281,6 +300,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         text, surrogates = documents.readable(item.text)
         ls.docs[item.uri] = doc = Document(item.uri, text, item.version, item.language_id)
         ls.surrogates_read(item.uri, surrogates)
+        ls.withholding.opened(doc)
         ls.in_process.document_changed(doc)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -307,6 +327,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         ls.rewrites.document_closed(params.text_document.uri)
         ls.in_process.document_closed(params.text_document.uri)
         ls.docs.pop(params.text_document.uri, None)
+        ls.withholding.closed(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
                     lsp.CodeActionOptions(code_action_kinds=[REWRITE_KIND], resolve_provider=False))
@@ -314,7 +335,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         r = params.range
         if (r.start.line, r.start.character) == (r.end.line, r.end.character) or params.text_document.uri not in ls.docs:
             return None
-        if excluded_by(params.text_document.uri, ls.settings.exclude):
+        if ls.withheld(params.text_document.uri):
             return None
         base = {"uri": params.text_document.uri, "range": ls.protocol._converter.unstructure(r)}
         choices = [("Rewrite selection…", None)] + [(p.title, p.instruction) for p in ls.settings.rewrite.presets]

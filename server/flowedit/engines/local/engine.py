@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any, AsyncIterator, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by
+from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by, holds_private_key
 from flowedit.core.words import byte_size, duration, plural
 from flowedit.engines.base import EngineError
 from flowedit.engines.local.fim import FimStop
@@ -87,14 +87,27 @@ class LocalEngine:
     def update_document(self, path: str, text: str) -> None:
         """The editor's text of `path` (a path or file URI) replaces what the index knew; no rebuild.
 
-        A document the excludes or `.gitignore` rule out, or larger than `MAX_FILE_BYTES`, is dropped
-        from the index instead.
+        A document the excludes or `.gitignore` rule out, one holding a private key, or one larger than
+        `MAX_FILE_BYTES` is dropped from the index instead.
         """
         key = document_key(path)
-        if self._ruled_out(key) or len(text) > MAX_FILE_BYTES:
+        if self._ruled_out(key) or len(text) > MAX_FILE_BYTES or holds_private_key(text):
             self.index.remove(key)
         else:
             self.index.update(key, text)
+
+    def set_exclude(self, exclude: Sequence[str]) -> int:
+        """New exclude globs: every indexed document they rule out contributes nothing from now on; how
+        many. (Files they no longer rule out join the index at the next start.)"""
+        if tuple(exclude) == self.settings.exclude:
+            return 0
+        self.settings = self.settings.model_copy(update={"exclude": tuple(exclude)})
+        if self.settings.workspace:
+            self._filter = SourceFilter(self.settings.workspace, self.settings.exclude)
+        dropped = [key for key in self.index.paths() if self._ruled_out(key)]
+        for key in dropped:
+            self.index.remove(key)
+        return len(dropped)
 
     def remove_document(self, path: str) -> None:
         """`path` (deleted, or no longer wanted) contributes nothing from now on."""

@@ -105,6 +105,12 @@ class LayeredIndex:
         self._loose.pop(path, None)
         self._replace(path)
 
+    def paths(self) -> list[str]:
+        """Every document that contributes now."""
+        out = {path for layer in (self._static, self._settled) for path in layer.shard.paths
+               if path not in layer.replaced}
+        return sorted(out | self._texts.keys())
+
     def sources(self, hide: str | None = None) -> list[Source]:
         """The weighted shards a query reads, `hide`'s own text left out of all of them."""
         if self.vocab.dynamic_size > DYNAMIC_VOCAB_LIMIT:

@@ -6,7 +6,8 @@ A file contributes only if all of these hold:
   `pathspec`, the deepest matching pattern wins, `!` re-includes);
 - no folder on its way is one that never holds a project's own source (`SKIP_DIRS`: VCS data, caches,
   virtual environments, installed packages);
-- its name ends in one of `SOURCE_SUFFIXES`, it is at most `MAX_FILE_BYTES`, and it is UTF-8 text.
+- its name ends in one of `SOURCE_SUFFIXES`, it is at most `MAX_FILE_BYTES`, and it is UTF-8 text;
+- it holds no private key (`flowedit.core.exclude.holds_private_key`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Iterator, Sequence
 
 import pathspec
 
-from flowedit.core.exclude import excluded_by, uri_path
+from flowedit.core.exclude import excluded_by, holds_private_key, uri_path
 
 MAX_FILE_BYTES = 1_000_000  # larger files are generated or minified: they would teach the model noise
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox",
@@ -133,5 +134,5 @@ def documents(roots: Sequence[str | Path], exclude: Sequence[str]) -> Iterator[D
                 continue
             seen.add(key)
             text = read_text(path)
-            if text is not None:
+            if text is not None and not holds_private_key(text):
                 yield Document(key, text)
