@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "engines": {"core", "model.wire", "model.transport"},
     "lsp": {"core", "model", "engines.factory"},
     "editor": {"core"},
-    "logs": set(),
+    "logs": {"core.redact"},
     "cli": {"*"},
 }
 ANYWHERE = {"", "logs"}

@@ -4,28 +4,32 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 
-_PATTERNS = re.compile(r"(?i)(authorization:\s*bearer\s+|bearer\s+|api[-_]key=|token=)([^\s&'\"]+)")
+from flowedit.core.redact import known
+
+KEY_NAMES = ("_API_KEY", "_KEY", "_TOKEN", "_SECRET", "_PASSWORD")  # variables whose values are masked
 
 
 class RedactSecrets(logging.Filter):
-    """Masks bearer tokens, `api-key=` / `token=` values and the values of key-holding variables."""
+    """Masks known secrets (`core.redact.known`: configured keys and tokens, by value and by piece), the
+    values of key-holding environment variables, and credential-shaped strings."""
 
     def __init__(self, env_names: tuple[str, ...] = ("OPENAI_API_KEY",)) -> None:
         super().__init__()
         self.env_names = env_names
+        self._seen: set[str] = set()
 
-    def _secrets(self) -> list[str]:
-        names = set(self.env_names) | {n for n in os.environ if n.endswith(("_API_KEY", "_TOKEN"))}
-        return [v for n in names if len(v := os.environ.get(n, "")) >= 8]
+    def _learn_environment(self) -> None:
+        for name, value in os.environ.items():
+            if (name in self.env_names or name.upper().endswith(KEY_NAMES)) and value not in self._seen:
+                self._seen.add(value)
+                known.add(value)
 
     def filter(self, record: logging.LogRecord) -> bool:
+        self._learn_environment()
         message = record.getMessage()
-        clean = _PATTERNS.sub(lambda m: m.group(1) + "***", message)
-        for secret in self._secrets():
-            clean = clean.replace(secret, "***")
+        clean = known(message)
         if clean != message:
             record.msg, record.args = clean, None
         return True

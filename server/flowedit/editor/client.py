@@ -60,6 +60,7 @@ class EditorClient:
         self.docs: dict[str, Document] = {}
         self.applied = self.refused = 0
         self.messages, self.progress, self.statuses = [], [], []
+        self._message_came = asyncio.Event()
         self._watches: dict[str, RewriteWatch] = {}
         self._pending: list[RewriteWatch] = []  # asked for, id not known yet: edits may already land
         self._log_tail: collections.deque[str] = collections.deque(maxlen=40)
@@ -160,6 +161,17 @@ class EditorClient:
         self._client.text_document_did_change(lsp.DidChangeTextDocumentParams(
             text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
             content_changes=[lsp.TextDocumentContentChangePartial(range=edit_range, text=text)]))
+
+    async def message(self, predicate: Callable[[str], bool], timeout: float = 30) -> str:
+        """The first `window/showMessage` text (shown so far or still to come) that `predicate` accepts."""
+        async def wait() -> str:
+            while True:
+                hit = next((m for m in self.messages if predicate(m)), None)
+                if hit is not None:
+                    return hit
+                self._message_came.clear()
+                await self._message_came.wait()
+        return await self._guard(wait(), timeout)
 
     # ------------------------------------------------------------------ inline completions
     async def inline(self, uri: str, offset: int, *, invoked: bool = False, timeout: float = 30) -> InlineAnswer:
@@ -297,6 +309,7 @@ class EditorClient:
         @client.feature(lsp.WINDOW_SHOW_MESSAGE)
         def show_message(params: lsp.ShowMessageParams) -> None:
             self.messages.append(params.message)
+            self._message_came.set()
 
         @client.feature(lsp.WINDOW_LOG_MESSAGE)
         def log_message(params: lsp.LogMessageParams) -> None:

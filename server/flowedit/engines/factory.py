@@ -19,6 +19,7 @@ from typing import Literal
 
 import pydantic
 
+from flowedit.core.redact import known as known_secrets
 from flowedit.core.exclude import DEFAULT_EXCLUDES
 from flowedit.core.text import Document
 from flowedit.engines.base import Engine
@@ -95,6 +96,7 @@ class InProcess:
 
     def __init__(self) -> None:
         self._token = secrets.token_urlsafe(32)
+        known_secrets.add(self._token)
         self._lock = asyncio.Lock()
         self._running: dict[str, tuple[Engine, Gateway]] = {}
         self._dirty: dict[str, Document] = {}

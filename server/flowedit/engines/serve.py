@@ -13,6 +13,8 @@ import signal
 import sys
 from pathlib import Path
 
+from flowedit import logs
+from flowedit.core.redact import known as known_secrets
 from flowedit.engines.base import Engine
 from flowedit.engines.factory import ENGINES, EngineSpec, build_engine
 from flowedit.engines.gateway import Gateway, GatewayRefused
@@ -48,6 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-age", type=float, default=3600.0,
                         help="seconds a connection may live before websocket_connection_limit_reached "
                         "(default: %(default)s)")
+    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="what goes to stderr, secrets masked (default: %(default)s)")
     local = parser.add_argument_group("--engine local")
     local.add_argument("--workspace", type=Path, default=None, metavar="DIR",
                        help="index this folder's source files (.gitignore and the default excludes respected)")
@@ -84,9 +88,11 @@ def engine_spec(args: argparse.Namespace) -> EngineSpec:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT; 0 on a clean stop, 2 on bad options, 1 if the port cannot be bound."""
+    logs.setup(args.log_level)
     token = None
     if args.token_env:
         token = os.environ.get(args.token_env, "")
+        known_secrets.add(token)
         if len(token) < 16:
             print(f"flowedit serve: error: ${args.token_env} must hold a token of at least 16 characters",
                   file=sys.stderr)

@@ -42,6 +42,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
+from flowedit.core.redact import known as known_secrets
 from flowedit.engines.base import EngineError
 from flowedit.engines.sse import SSEDecoder, SSEError
 from flowedit.model import wire
@@ -67,6 +68,7 @@ def api_key_from_env(name: str | None) -> str | None:
     key = os.environ.get(name, "").strip()
     if not key:
         raise ValueError(f"the environment variable {name} (--upstream-key-env) is not set or empty")
+    known_secrets.add(key)  # an upstream's refusal may quote it: masked in every message and log line
     return key
 
 

@@ -1,5 +1,5 @@
-"""pygls' protocol as flowedit needs it: document sync taken over, no future kept per notification, and an
-answer for every message pygls could not read."""
+"""pygls' protocol as flowedit needs it: document sync taken over, no future kept per notification, an
+answer for every message pygls could not read, and secrets masked in everything people read."""
 
 from __future__ import annotations
 
@@ -13,10 +13,15 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from flowedit.core import redact
+
 log = logging.getLogger(__name__)
 # a rewrite's edit to a client that declared `experimental.flowedit.rewriteEdits` (the VS Code extension):
 # workspace/applyEdit's params plus `rewrite`, the rewrite's id; the same answer as workspace/applyEdit
 REWRITE_EDIT = "flowedit/applyRewriteEdit"
+# what the client shows people: masked by `core.redact` (a key an upstream echoed, a bearer in an error)
+TOLD = frozenset({lsp.WINDOW_SHOW_MESSAGE, lsp.WINDOW_SHOW_MESSAGE_REQUEST, lsp.WINDOW_LOG_MESSAGE, lsp.PROGRESS,
+                  lsp.TELEMETRY_EVENT, "flowedit/status"})
 
 
 class Unreadable:
@@ -40,7 +45,13 @@ class FloweditProtocol(LanguageServerProtocol):
     past a line's end in place while updating it, which would hide a client out of step), and, being
     generators, leave a future per notification in `_request_futures` that is never removed (~2.1 KB a
     keystroke). Any other handler's future is forgotten once done (`_execute_handler`).
+    Messages, statuses, progress, log lines, error replies and command results pass through
+    `core.redact.known`; edits never do.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._commands: set[Any] = set()  # ids of executeCommand requests not answered yet
 
     def _documents(self, method: str, params: Any) -> None:
         handler = self.fm.features.get(method)
@@ -111,6 +122,11 @@ class FloweditProtocol(LanguageServerProtocol):
 
         super()._execute_handler(msg_id, handler, done, args, kwargs)
 
+    def _handle_request(self, msg_id, method_name, params):
+        if method_name == lsp.WORKSPACE_EXECUTE_COMMAND:
+            self._commands.add(msg_id)  # its answer is read by people (outcomes, messages): redacted
+        super()._handle_request(msg_id, method_name, params)
+
     def _send_response(self, msg_id, result=None, error=None):
         # an error reply carries details (pygls puts a traceback in `data`) only when the client's trace
         # setting is verbose; a refusal's own data (e.g. `shown`: the user was told already) stays
@@ -118,7 +134,26 @@ class FloweditProtocol(LanguageServerProtocol):
                 and self.trace != lsp.TraceValue.Verbose:
             error = lsp.ResponseError(code=error.code, message=error.message,
                                       data={k: v for k, v in error.data.items() if k != "traceback"} or None)
+        if error is not None:
+            error = lsp.ResponseError(code=error.code, message=redact.known(error.message),
+                                      data=redact.known.clean(error.data))
+        if msg_id in self._commands:
+            self._commands.discard(msg_id)
+            result = redact.known.clean(self._converter.unstructure(result))  # executeCommand's: LSPAny
         super()._send_response(msg_id, result=result, error=error)
+
+    def _told(self, method: str, params: Any) -> Any:
+        """`params` with what people read redacted, as the same type (edits, i.e. code, are never passed)."""
+        if method not in TOLD or params is None:
+            return params
+        clean = redact.known.clean(self._converter.unstructure(params))
+        return clean if isinstance(params, dict) else self._converter.structure(clean, type(params))
+
+    def notify(self, method, params=None):
+        super().notify(method, self._told(method, params))
+
+    def send_request(self, method, params=None, callback=None, msg_id=None):
+        return super().send_request(method, self._told(method, params), callback, msg_id)
 
     def get_result_type(self, method: str):
         # our request is answered like workspace/applyEdit: read the answer as that (not as namedtuples)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from flowedit.core import redact
 from flowedit.core.exclude import DEFAULT_EXCLUDES
 
 
@@ -93,8 +94,10 @@ class Settings(BaseModel):
         return part.endpoint or self.endpoint, part.model or self.model
 
     def api_key(self) -> str | None:
-        """The bearer token from the environment (never stored in settings, never logged)."""
-        return os.environ.get(self.api_key_env) or None
+        """The bearer token from the environment (never stored in settings, never logged or shown)."""
+        key = os.environ.get(self.api_key_env) or None
+        redact.known.add(key)
+        return key
 
 
 def from_environment(base: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -20,6 +20,8 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from flowedit.core import redact
+
 STREAM_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
 MAX_LANES_PER_SOCKET = 32  # distinct named stream ids per connection (OpenAI's documented limit)
 MAX_IN_FLIGHT_PER_SOCKET = 16  # responses streaming at once per socket; more are queued
@@ -223,9 +225,10 @@ def encode(event: BaseModel) -> str:
 
 def error_event(code: str, message: str, *, stream_id: str | None = None, status: int = 400,
                 type_: str = "invalid_request_error", param: str | None = None) -> ErrorEvent:
-    """Build an `error` event (gateway side)."""
+    """Build an `error` event (gateway side); known secrets and key-shaped strings in `message` are
+    masked (an upstream's refusal may quote its key)."""
     return ErrorEvent(status=status, stream_id=stream_id,
-                      error=ErrorBody(type=type_, code=code, message=message, param=param))
+                      error=ErrorBody(type=type_, code=code, message=redact.known(message), param=param))
 
 
 def response_text(create: ResponseCreate) -> str:

@@ -1,0 +1,83 @@
+"""Keeping secrets out of what people read: messages, statuses, progress, error replies, log lines.
+
+Two nets. Known secrets (the configured API keys, bearer tokens, the embedded engine's own token) are
+masked by value — not only whole: any piece of 8 characters or more of one is masked too, because an
+upstream that refuses a key often echoes part of it. Strings shaped like a credential (labelled
+`Bearer …`, `api-key=…`, `token=…`, or a vendor's key format such as `sk-…`, `ghp_…`, `AKIA…`) are
+masked whoever's they are. Document text is never passed through here: an edit must not change code.
+"""
+
+from __future__ import annotations
+
+import re
+
+MASK = "***"
+PIECE = 8  # the shortest piece of a known secret that is masked
+_LABELLED = re.compile(r"(?i)(authorization:\s*bearer\s+|bearer\s+|api[-_]?key=|token=)([^\s&'\",;]+)")
+_SHAPED = re.compile(
+    r"\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}"  # OpenAI, Anthropic, Stripe-like
+    r"|(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub
+    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"  # Slack
+    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
+    r"|AIza[0-9A-Za-z_\-]{30,}"  # Google
+    r"|hf_[A-Za-z0-9]{20,}"  # Hugging Face
+    r"|glpat-[A-Za-z0-9_\-]{20})")  # GitLab
+
+
+class Redactor:
+    """Masks known secrets (by value and by any piece of `PIECE`+ characters) and credential-shaped
+    strings. The log handlers call it from any thread: `add` only inserts into a dict and a lookup only
+    reads one, each atomic in CPython, so no lock is needed."""
+
+    def __init__(self) -> None:
+        self._pieces: dict[str, None] = {}  # every PIECE-long piece of every known secret
+
+    def add(self, secret: str | None) -> None:
+        """Remember a secret (shorter than `PIECE` characters: too short to find without false alarms)."""
+        if not secret or len(secret) < PIECE:
+            return
+        for i in range(len(secret) - PIECE + 1):
+            self._pieces[secret[i : i + PIECE]] = None
+
+    def __call__(self, text: str) -> str:
+        """`text` with every known secret's pieces and every credential-shaped string masked."""
+        if self._pieces and len(text) >= PIECE:
+            text = self._mask_known(text)
+        text = _LABELLED.sub(lambda m: m.group(1) + MASK, text)
+        return _SHAPED.sub(MASK, text)
+
+    def _mask_known(self, text: str) -> str:
+        pieces = self._pieces
+        hidden = bytearray(len(text))
+        found = False
+        for i in range(len(text) - PIECE + 1):
+            if text[i : i + PIECE] in pieces:
+                hidden[i : i + PIECE] = b"\1" * PIECE
+                found = True
+        if not found:
+            return text
+        out, i = [], 0
+        while i < len(text):
+            if hidden[i]:
+                while i < len(text) and hidden[i]:
+                    i += 1
+                out.append(MASK)
+            else:
+                j = hidden.find(1, i)
+                j = len(text) if j < 0 else j
+                out.append(text[i:j])
+                i = j
+        return "".join(out)
+
+    def clean(self, value):
+        """`value` with every string inside it (dicts, lists, tuples) passed through the redactor."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, dict):
+            return {k: self.clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.clean(v) for v in value]
+        return value
+
+
+known = Redactor()  # the process's secrets: whoever reads a key adds it here
