@@ -22,6 +22,20 @@ export interface ServerSettings {
   };
 }
 
+/** Settings that decide where the key goes or what runs: read from the user's (or, for machine-scoped
+ * ones in a remote window, the remote's) settings only, never from a workspace's `.vscode/settings.json`
+ * — a cloned repository must not redirect the key or start a command. package.json scopes them
+ * `application` / `machine` too; reading them through `userScoped` does not rely on that alone. */
+export const PROTECTED_KEYS = ['endpoint', 'apiKeyEnv', 'upstream', 'server.command', 'server.python', 'server.importStrategy'];
+
+/** What `WorkspaceConfiguration.inspect()` says of a setting, the parts `userScoped` reads. */
+export interface Inspected { defaultValue?: unknown; globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }
+
+/** The user's value of a protected setting, else its default; workspace and folder values are ignored. */
+export function userScoped(inspected: Inspected | undefined): unknown {
+  return inspected?.globalValue ?? inspected?.defaultValue;
+}
+
 /** Reads one `flowedit.*` setting by its key below `flowedit.` (e.g. `rewrite.mode`). */
 export type SettingReader = (key: string) => unknown;
 

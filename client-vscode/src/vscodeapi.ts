@@ -3,6 +3,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { PROTECTED_KEYS, userScoped } from './settings';
 
 export type Disposable = vscode.Disposable;
 export type TextEditor = vscode.TextEditor;
@@ -11,14 +12,15 @@ export type ExtensionContext = vscode.ExtensionContext;
 
 const SECTION = 'flowedit';
 
-/** Reads `flowedit.<key>`. */
 /** The remote this window works in (e.g. "ssh-remote"), undefined in a local window. */
 export function remoteName(): string | undefined {
   return vscode.env.remoteName;
 }
 
+/** Reads `flowedit.<key>`; a protected one (where the key goes, what runs) from the user's settings only. */
 export function setting(key: string): unknown {
-  return vscode.workspace.getConfiguration(SECTION).get(key);
+  const config = vscode.workspace.getConfiguration(SECTION);
+  return PROTECTED_KEYS.includes(key) ? userScoped(config.inspect(key)) : config.get(key);
 }
 
 export function onSettingsChanged(listener: (affects: (section: string) => boolean) => void): Disposable {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pythonSetting, remoteHint, serverEnv, serverLaunch, toServerSettings } from '../src/settings';
+import { PROTECTED_KEYS, pythonSetting, remoteHint, serverEnv, serverLaunch, toServerSettings, userScoped } from '../src/settings';
 
 const info = { name: 'FlowEdit', module: 'flowedit', installCommand: '-m pip install flowedit' };
 const reader = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -72,4 +72,16 @@ test('a remote window without a server setting is told where machine settings go
   assert.equal(remoteHint(undefined, k => none[k]), '');  // a local window reads the User settings
   assert.equal(remoteHint('ssh-remote', k => python[k]), '');  // it is set where it counts
   assert.equal(remoteHint('ssh-remote', k => ({ 'server.command': ['flowedit', 'lsp'] } as Record<string, unknown>)[k]), '');
+});
+
+test('a workspace cannot redirect the key or start a command: protected settings come from the user only', () => {
+  const evil = { workspaceValue: 'ws://evil.example/v1/responses', workspaceFolderValue: 'ws://evil.example/x' };
+  assert.equal(userScoped({ defaultValue: '', ...evil }), '');
+  assert.equal(userScoped({ defaultValue: '', globalValue: 'wss://api.openai.com/v1/responses', ...evil }),
+               'wss://api.openai.com/v1/responses');
+  assert.equal(userScoped(undefined), undefined);
+  const pkg = JSON.parse(require('node:fs').readFileSync(require('node:path').join(__dirname, '..', 'package.json'), 'utf8'));
+  for (const key of PROTECTED_KEYS) {
+    assert.ok(['application', 'machine'].includes(pkg.contributes.configuration.properties[`flowedit.${key}`].scope), key);
+  }
 });

@@ -247,6 +247,12 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
         wrapper.write_text(f'#!/bin/sh\necho "$*" >> {marker}\nexec {sys.executable} "$@"\n')
         wrapper.chmod(0o755)
         down = f"ws://127.0.0.1:{_closed_port()}/v1/responses"  # 11: nothing listens there
+        # a cloned repository's settings try to redirect the key and to run a command: both ignored
+        evil, ran = f"ws://127.0.0.1:{_closed_port()}/v1/evil", OUT / "workspace-command-ran"
+        (OUT / "ws" / ".vscode").mkdir(exist_ok=True)
+        (OUT / "ws" / ".vscode" / "settings.json").write_text(json.dumps({
+            "flowedit.endpoint": evil, "flowedit.apiKeyEnv": "HOME", "flowedit.upstream": evil,
+            "flowedit.server.command": ["/bin/sh", "-c", f"touch {ran}"]}))
         settings_file = OUT / "ud" / "User" / "settings.json"
         settings_file.write_text(json.dumps({**base, "flowedit.endpoint": ghost_gw.url}, indent=2))
         config = {
@@ -318,6 +324,8 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
 
     # the trace is checked here again, independently of the driver
     changes = [json.loads(line) for line in (OUT / "trace.jsonl").read_text().splitlines()]
+    sent = [c for c in changes if c["event"] == "settings"]
+    assert sent and not any(evil in json.dumps(c) for c in sent) and not ran.exists(), sent[:2]
     texts = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["fileUri"]]
     assert config["expected"] in texts and texts[-1] == ORIGINAL
     assert steps["2-rewrite"]["intermediateStates"] >= 3

@@ -22,7 +22,7 @@ import collections
 import itertools
 import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
@@ -34,6 +34,7 @@ from flowedit.core.text import Change, Document, Encoding, Position
 __all__ = ["AppliedEdit", "EditorClient", "InlineAnswer", "RewriteWatch", "SERVER_COMMAND", "ServerGone"]
 
 STATUS = "flowedit/status"
+T = TypeVar("T")
 SERVER_COMMAND = (sys.executable, "-m", "flowedit.cli", "lsp", "--log-level", "WARNING")
 STOP_TIMEOUT_S = 5.0
 PARTIAL_ACCEPT = "textDocument/didPartiallyAcceptCompletion"
@@ -43,7 +44,8 @@ class EditorClient:
     """An editor stand-in over stdio; see the module docstring.
 
     `on_edit` is called after every applied edit (the document already holds it). `messages` collects
-    `window/showMessage` texts, `progress` the `$/progress` messages, `statuses` every `flowedit/status`.
+    `window/showMessage` texts, `progress` the `$/progress` messages, `statuses` every `flowedit/status`,
+    `questions` every `window/showMessageRequest`, answered with what `answer(message, actions)` picks.
     `inline=False` leaves out the inline-completion capability (the server then answers
     `textDocument/completion` instead). `root_uri` is the workspace folder (the embedded engine indexes
     it); `on_log` is called with every line of the server's log: what it writes to stderr and each
@@ -60,7 +62,9 @@ class EditorClient:
         self.docs: dict[str, Document] = {}
         self.applied = self.refused = 0
         self.messages, self.progress, self.statuses = [], [], []
-        self._message_came = asyncio.Event()
+        self._news = asyncio.Event()
+        self.questions: list[str] = []  # window/showMessageRequest texts, answered by `answer`
+        self.answer: Callable[[str, list[str]], str | None] = lambda message, actions: None  # dismissed
         self._watches: dict[str, RewriteWatch] = {}
         self._pending: list[RewriteWatch] = []  # asked for, id not known yet: edits may already land
         self._log_tail: collections.deque[str] = collections.deque(maxlen=40)
@@ -162,16 +166,20 @@ class EditorClient:
             text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
             content_changes=[lsp.TextDocumentContentChangePartial(range=edit_range, text=text)]))
 
-    async def message(self, predicate: Callable[[str], bool], timeout: float = 30) -> str:
-        """The first `window/showMessage` text (shown so far or still to come) that `predicate` accepts."""
-        async def wait() -> str:
-            while True:
-                hit = next((m for m in self.messages if predicate(m)), None)
-                if hit is not None:
-                    return hit
-                self._message_came.clear()
-                await self._message_came.wait()
+    async def until(self, predicate: Callable[[], T], timeout: float = 30) -> T:
+        """`predicate()`'s value once it is true: checked now and after each message, question and status."""
+        async def wait() -> T:
+            while not (value := predicate()):
+                self._news.clear()
+                await self._news.wait()
+            return value
         return await self._guard(wait(), timeout)
+
+    async def message(self, predicate: Callable[[str], bool], timeout: float = 30, *, question: bool = False) -> str:
+        """The first `window/showMessage` text (with `question`: `window/showMessageRequest`), shown so far
+        or still to come, that `predicate` accepts."""
+        return await self.until(
+            lambda: next((m for m in (self.questions if question else self.messages) if predicate(m)), None), timeout)
 
     # ------------------------------------------------------------------ inline completions
     async def inline(self, uri: str, offset: int, *, invoked: bool = False, timeout: float = 30) -> InlineAnswer:
@@ -294,6 +302,7 @@ class EditorClient:
         @client.feature(STATUS)
         def status(params: Any) -> None:
             self.statuses.append(_plain(params))
+            self._news.set()
             self._end_watch(self.statuses[-1])
 
         @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
@@ -309,7 +318,14 @@ class EditorClient:
         @client.feature(lsp.WINDOW_SHOW_MESSAGE)
         def show_message(params: lsp.ShowMessageParams) -> None:
             self.messages.append(params.message)
-            self._message_came.set()
+            self._news.set()
+
+        @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+        def show_message_request(params: lsp.ShowMessageRequestParams) -> lsp.MessageActionItem | None:
+            self.questions.append(params.message)
+            choice = self.answer(params.message, [a.title for a in params.actions or []])
+            self._news.set()
+            return lsp.MessageActionItem(title=choice) if choice is not None else None
 
         @client.feature(lsp.WINDOW_LOG_MESSAGE)
         def log_message(params: lsp.LogMessageParams) -> None:

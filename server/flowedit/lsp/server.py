@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from flowedit.lsp.links import Links
     from flowedit.lsp.rewrites import Rewrites
     from flowedit.lsp.settings import Settings
+    from flowedit.lsp.trust import HeldBack, KeyGuard
     from flowedit.model.link import ModelLink
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class FloweditServer(LanguageServer):
         self.max_message_bytes = 64 * 2**20  # flowedit lsp --max-message-mib
         self._surrogates_told: set[str] = set()
         self.withholding = Withholding(on_key=self.key_appeared)
+        self.key_guard: KeyGuard | None = None  # made by the first apply_settings
 
     def _start_io_async(self, stdin=None, stdout=None) -> None:
         """pygls' stdio server, reading through our framing (lsp/stdio.py)."""
@@ -226,14 +228,52 @@ class FloweditServer(LanguageServer):
                                       "problem": str(down) if down else None,
                                       "completion": completion or self.completer.counters.as_dict()})
 
-    def apply_settings(self, update: Any) -> None:
-        """initializationOptions, then each didChangeConfiguration: merged (absent keeps, null resets)."""
+    def apply_settings(self, update: Any, initial: bool = False) -> None:
+        """initializationOptions (`initial`), then each didChangeConfiguration: merged (absent keeps, null
+        resets); a later change may not redirect a key (lsp/trust.py): such a part waits for the user."""
         from flowedit.lsp.settings import merge_update, parse_settings
+        from flowedit.lsp.trust import KeyGuard
 
         merged = merge_update(self.user_settings, update)
-        self.user_settings = merged if isinstance(merged, dict) else {}
+        merged = merged if isinstance(merged, dict) else {}
+        if initial or self.key_guard is None:
+            self._use(merged, [])
+            self.key_guard = KeyGuard()
+            self.key_guard.start(self.settings)
+            return
+        merged, problems, held = self.key_guard.check(
+            self.user_settings, merged, lambda raw: parse_settings(raw, self.base_settings)[0])
+        self._use(merged, problems)
+        if held is not None:
+            ask = asyncio.ensure_future(self._ask_about(held))
+            self._probes.add(ask)
+            ask.add_done_callback(self._probes.discard)
+
+    async def _ask_about(self, held: HeldBack) -> None:
+        """`window/showMessageRequest`: may the key go where the held-back change sends it?"""
+        allow = "Allow"
+        try:
+            answer = await self.window_show_message_request_async(lsp.ShowMessageRequestParams(
+                type=lsp.MessageType.Warning, message=held.question(),
+                actions=[lsp.MessageActionItem(title=allow), lsp.MessageActionItem(title="Keep the previous one")]))
+        except Exception as exc:  # noqa: BLE001 - a client without the request: the same as no
+            log.info("showMessageRequest failed: %r", exc)
+            answer = None
+        if answer is not None and answer.title == allow and self.key_guard.allowed(held):
+            self._use(held.merged, [])
+        elif held.generation == self.key_guard.generation:
+            self.show_warning("FlowEdit kept the previous endpoint: your key was not sent to "
+                              f"{', '.join(sorted(held.hosts))}. To use it, allow it when asked, or set it where "
+                              "the server starts (its command line, environment or initializationOptions).")
+
+    def _use(self, merged: dict[str, Any], problems: list[str]) -> None:
+        """Make `merged` the settings in force: parsed, problems said, endpoints probed."""
+        from flowedit.lsp.settings import parse_settings
+
+        self.user_settings = merged
         excluded = self._settings.exclude if self._settings is not None else None
-        self._settings, problems = parse_settings(merged, self.base_settings)
+        self._settings, more = parse_settings(merged, self.base_settings)
+        problems = problems + more
         if excluded is not None and excluded != self._settings.exclude:
             self.forget_learned()  # the embedded index applies the new globs at its next request
         if problems:
@@ -284,7 +324,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         # after the answer the editor waits for: the settings (pydantic) and the features get imported now
         if ls.client_log is not None:
             ls.client_log.start(asyncio.get_running_loop())
-        ls.apply_settings(ls.initialization_options)
+        ls.apply_settings(ls.initialization_options, initial=True)
 
     @server.feature(lsp.SET_TRACE)
     def set_trace(ls: FloweditServer, params: lsp.SetTraceParams) -> None:

@@ -1,0 +1,110 @@
+"""Settings a project can reach never redirect the user's key (lsp/trust.py): the real server over stdio and
+two real WebSocket endpoints on loopback that record the bearer of every upgrade."""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+from lsprotocol import types as lsp
+from websockets.asyncio.server import serve
+
+from flowedit.editor.client import EditorClient
+
+URI = "file:///work/app.py"
+TEXT = "def area(w, h):\n    return \n\nprint(area(2, 3))\n"
+CURSOR = len("def area(w, h):\n    return ")
+
+
+class Recorder:
+    """A Responses endpoint answering `w * h` to every request; `bearers` holds each upgrade's header."""
+
+    async def __aenter__(self) -> Recorder:
+        self.bearers: list[str] = []
+        self._server = await serve(self._handle, "127.0.0.1", 0, process_request=self._upgrade)
+        self.url = f"ws://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/v1/responses"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._server.close()
+        await self._server.wait_closed()
+
+    def _upgrade(self, connection, request):
+        self.bearers.append(request.headers.get("Authorization", ""))
+
+    async def _handle(self, ws) -> None:
+        import json
+
+        async for frame in ws:
+            message = json.loads(frame)
+            if message.get("type") != "response.create":
+                continue
+            lane = {"stream_id": message["stream_id"]} if message.get("stream_id") else {}
+            rid = "resp_" + secrets.token_hex(4)
+            for event in ({"type": "response.created", "response": {"id": rid, "status": "in_progress"}},
+                          {"type": "response.output_text.delta", "response_id": rid, "delta": "w * h"},
+                          {"type": "response.completed", "response": {"id": rid, "status": "completed"}}):
+                await ws.send(json.dumps({**event, **lane}))
+
+
+def settings_change(editor: EditorClient, **settings) -> None:
+    editor._client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=settings))
+
+
+async def test_a_new_endpoint_gets_the_key_only_once_the_user_allows_it():
+    key = "k-" + secrets.token_hex(16)
+    async with Recorder() as first, Recorder() as other:
+        async with EditorClient({"endpoint": first.url, "model": "m"},
+                                env={**os.environ, "OPENAI_API_KEY": key}) as editor:
+            editor.open(URI, TEXT)
+            assert (await editor.inline(URI, CURSOR, invoked=True)).text == "w * h"
+            # a project's settings point at another endpoint: asked; the user keeps the previous one
+            editor.answer = lambda message, actions: actions[-1]
+            settings_change(editor, endpoint=other.url, model="m2")
+            question = await editor.message(lambda m: "127.0.0.1" in m, question=True)
+            kept = await editor.message(lambda m: "kept the previous endpoint" in m)
+            assert (await editor.inline(URI, CURSOR, invoked=True)).text == "w * h"
+            assert other.bearers == []  # never even opened a socket to it
+            assert editor.statuses[-1]["model"] == "m2"  # the rest of the change applied at once
+            # asked again, allowed: from now on that endpoint gets the key
+            editor.answer = lambda message, actions: "Allow"
+            settings_change(editor, endpoint=other.url, model="m3")
+            await editor.until(lambda: len(editor.questions) == 2)
+            await editor.until(lambda: editor.statuses[-1]["endpoint"] == other.url)  # in force, probed
+            assert (await editor.inline(URI, CURSOR, invoked=True)).text == "w * h"
+    assert f"{other.url.split('/v1')[0].removeprefix('ws://')}" in question and "OPENAI_API_KEY" in question
+    assert key not in question and key not in kept
+    assert first.bearers and all(b == f"Bearer {key}" for b in first.bearers)
+    assert other.bearers == [f"Bearer {key}"]
+
+
+async def test_the_key_variable_is_fixed_at_start_and_must_look_like_a_key():
+    key = "k-" + secrets.token_hex(16)
+    env = {**os.environ, "OPENAI_API_KEY": key, "PROJECT_TOKEN": "p-" + secrets.token_hex(16)}
+    async with Recorder() as endpoint:
+        async with EditorClient({"endpoint": endpoint.url, "model": "m", "api_key_env": "HOME"}, env=env) as editor:
+            refused = await editor.message(lambda m: "'HOME' does not look like a key's variable" in m)
+            editor.open(URI, TEXT)
+            assert (await editor.inline(URI, CURSOR, invoked=True)).text == "w * h"
+            # a project's settings name another variable: refused, the key stays the one of the start
+            settings_change(editor, api_key_env="PROJECT_TOKEN", rewrite={"context_tokens": 100})
+            later = await editor.message(lambda m: "api_key_env can only be set when the server starts" in m)
+            settings_change(editor, endpoint=endpoint.url.replace("/v1/", "/v2/"))  # same host: not asked
+            await editor.until(lambda: editor.statuses[-1]["endpoint"].endswith("/v2/responses"))
+            assert (await editor.inline(URI, CURSOR, invoked=True)).text == "w * h"
+            assert editor.questions == []
+    assert "HOME" not in " ".join(endpoint.bearers) and os.environ.get("HOME", "@") not in " ".join(endpoint.bearers)
+    assert set(endpoint.bearers) == {f"Bearer {key}"} and len(endpoint.bearers) == 2
+    assert "using the default" in refused and "restart" in later
+
+
+async def test_without_a_key_a_new_endpoint_is_not_asked_about():
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    async with Recorder() as first, Recorder() as other:
+        async with EditorClient({"endpoint": first.url, "model": "m"}, env=env) as editor:
+            editor.open(URI, TEXT)
+            settings_change(editor, endpoint=other.url)
+            await editor.until(lambda: editor.statuses and editor.statuses[-1]["endpoint"] == other.url)
+            assert (await editor.inline(URI, CURSOR, invoked=True)).text == "w * h"
+            assert editor.questions == []
+    assert other.bearers == [""]
