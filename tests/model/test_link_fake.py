@@ -287,9 +287,10 @@ async def test_pool_serves_one_lane_per_socket_without_stream_id(fake):
 async def test_interrupt_on_a_pool_socket_closes_it_and_warms_a_spare(fake):
     async def script(peer):
         (create,) = await creates(peer, 1)
-        await peer.start(create)
         if peer.index > 1:
             await peer.respond(create, "spare")
+        else:
+            await peer.start(create)
         await peer.receive()
 
     transport = fake(script)

@@ -71,6 +71,7 @@ class Links:
             link = ModelLink(url, headers=headers, multiplex=multiplex, on_state=self._on_state,
                              ca_file=s.ca_file, api_key_env=s.api_key_env, shown_url=shown)
             self._links[url] = (link, config)
+        link.inactivity_timeout = s.model_timeout_s
         for old in [old for old in self._retired if not old.busy]:
             self._retired.remove(old)
             await old.close()

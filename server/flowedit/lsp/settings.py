@@ -86,6 +86,8 @@ class Settings(BaseModel):
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
     inline: InlineSettings = Field(default_factory=InlineSettings)
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
+    # a response that sends nothing this long is stopped with a message (pings and keep-alives do not count)
+    model_timeout_s: float = Field(default=30, gt=0, le=600, allow_inf_nan=False)
     ca_file: str | None = None  # extra CA bundle (PEM) for TLS-inspecting proxies; verification is always on
     # with no endpoint: bridge to an OpenAI-compatible HTTP server (Ollama, llama.cpp, vLLM, SGLang, LM Studio)
     upstream: str | None = None

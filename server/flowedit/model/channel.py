@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure
-from flowedit.model.lane import Lane
+from flowedit.model.lane import Lane, Stale
 from flowedit.model.transport import Connection
 
 log = logging.getLogger("flowedit.model")
@@ -46,6 +46,7 @@ class Channel:
         self._on_closed = on_closed
         self._lanes: dict[str | None, Lane] = {}
         self._draining: set[str] = set()  # interrupted ids whose late frames are still arriving
+        self._stale = Stale()  # responses stopped here: their late events are dropped, never re-routed
         self._verdict: asyncio.Future[str] | None = None
         self._fate: tuple[str, Failure] | None = None  # set when flowedit itself closes the socket
         self._closer: asyncio.Task[None] | None = None
@@ -70,7 +71,7 @@ class Channel:
     async def open_lane(self, create: wire.ResponseCreate) -> Lane:
         """Register a lane, then send its `response.create` (the caller's object is not modified)."""
         stream_id = None if self.multiplex is False else self._free_id()
-        lane = Lane(stream_id, self.interrupt)
+        lane = Lane(stream_id, self.interrupt, self._stale)
         self._lanes[stream_id] = lane  # before sending: the first answer may arrive before send() returns
         if self.multiplex is None:
             self._verdict = asyncio.get_running_loop().create_future()
@@ -110,6 +111,7 @@ class Channel:
     def abandon(self, lane: Lane) -> bool:
         """Stop routing `lane` without telling anyone; returns False if it was not routed here."""
         lane.detach()
+        self._stale.add(lane.response_id, *lane.items)
         if self._lanes.get(lane.stream_id) is not lane:
             return False
         del self._lanes[lane.stream_id]
@@ -163,6 +165,11 @@ class Channel:
             self._route_probe(event)
         elif self.multiplex and stream_id is None and isinstance(event, wire.ErrorEvent):
             raise ModelError(event.error.code, event.error.message, status=event.status)
+        elif self.multiplex and stream_id is None:
+            # which lane it belongs to cannot be known: guessing could put one answer into another
+            raise ModelError("unroutable_event", f"the endpoint sent a {event.type} without stream_id on a "
+                             "multiplexed connection; its responses were stopped (set multiplex to off if it "
+                             "serves one response at a time)")
         else:
             # One-at-a-time: whatever arrives belongs to the one response in flight, errors included.
             self._deliver(stream_id if self.multiplex else None, event)

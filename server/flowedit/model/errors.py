@@ -11,7 +11,9 @@ mapped to these where the transport touches the network and never escape the lin
     │       └── ModelSetupFailed      only a settings change can help (untrusted certificate, bad ca_file
     │                                 or proxy): never retried
     └── ModelError                    the server said no: `error` event or `response.failed`
-                                      (.code, .message, .status)
+        │                             (.code, .message, .status)
+        └── ModelStalled              the server sent nothing for a response for `.seconds`: the
+                                      request was interrupted (the socket's pings do not count)
 
 Messages never contain header values (the API key rides in `Authorization`) nor URL query strings.
 """
@@ -60,3 +62,11 @@ class ModelError(ModelFailure):
 class ModelSetupFailed(ModelHandshakeFailed):
     """No connection is possible until the user changes a setting (untrusted certificate, unreadable
     `ca_file`, malformed proxy): the link does not retry it."""
+
+
+class ModelStalled(ModelError):
+    """No event of a response arrived for `seconds` (the inactivity timeout): the response was stopped."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__("stalled", f"the model sent nothing for {seconds:g} s; the request was stopped")
+        self.seconds = seconds

@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from flowedit.model import wire
-from flowedit.model.errors import ModelError, ModelFailure
+from flowedit.model.errors import ModelError, ModelFailure, ModelStalled
 
 _END = object()  # queued after the last event, so a waiting consumer wakes up
+STALE_KEPT = 256  # ids of stopped responses a socket remembers
+
+
+class Stale:
+    """Ids of responses (and their output items) a socket stopped routing: a late event of one, on a
+    `stream_id` a new lane reuses, must not be taken for the new response's."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, None] = {}
+
+    def add(self, *ids: str | None) -> None:
+        for i in ids:
+            if i:
+                self._ids[i] = None
+        while len(self._ids) > STALE_KEPT:
+            del self._ids[next(iter(self._ids))]
+
+    def __contains__(self, i: object) -> bool:
+        return i in self._ids
 
 
 class Lane:
@@ -23,8 +43,12 @@ class Lane:
     back `on_interrupt(lane)` when its consumer stops it while the socket still routes it.
     """
 
-    def __init__(self, stream_id: str | None, on_interrupt: Callable[[Lane], Awaitable[None]]) -> None:
+    def __init__(self, stream_id: str | None, on_interrupt: Callable[[Lane], Awaitable[None]],
+                 stale: Stale | None = None) -> None:
         self.stream_id = stream_id
+        self.stale = stale if stale is not None else Stale()
+        self.items: set[str] = set()  # output item ids of this response (the deltas' item_id)
+        self.dropped = 0  # events of an older response that arrived on this lane's stream_id
         self.response_id: str | None = None
         self.model: str | None = None  # the model the response says answered (OpenAI: the resolved name)
         self.incomplete_reason: str | None = None
@@ -32,6 +56,9 @@ class Lane:
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._routed = True  # the socket still routes frames here
         self._stopped = False  # iteration is over (terminal consumed, failure raised, or interrupted)
+        self._heard = 0.0  # loop time of the last event (the stall watchdog reads it)
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._clock: Callable[[], float] = time.monotonic
 
     def __repr__(self) -> str:
         return f"<Lane stream_id={self.stream_id!r} response_id={self.response_id!r}>"
@@ -72,10 +99,37 @@ class Lane:
         if self._routed:
             await self._on_interrupt(self)
 
+    def watch(self, seconds: float | None) -> None:
+        """Stop the response with `ModelStalled` when no event arrives for `seconds` (None: never). One
+        timer per lane, moved only when it fires: an event costs one clock read, not a timer."""
+        if seconds is None or not self._routed:
+            return
+        loop = asyncio.get_running_loop()
+        self._clock = loop.time
+        self._heard = loop.time()
+
+        def check() -> None:
+            if not self._routed:
+                return
+            due = self._heard + seconds
+            if loop.time() < due:
+                self._watchdog = loop.call_at(due, check)
+                return
+            self._watchdog = None
+            self.end(ModelStalled(seconds))
+            asyncio.ensure_future(self._on_interrupt(self))  # the socket stops routing it and tells the server
+
+        self._watchdog = loop.call_at(self._heard + seconds, check)
+
     # ------------------------------------------------------------ called by the socket that routes the lane
 
     def feed(self, event: wire.ServerEvent) -> bool:
         """Queue one routed event; returns True when it ends the response."""
+        if self._from_older_response(event):
+            self.dropped += 1
+            return False
+        if self._watchdog is not None:
+            self._heard = self._clock()
         if isinstance(event, wire.ResponseLifecycle):
             self.response_id = event.response.id
             self.model = event.response.model or self.model
@@ -97,11 +151,29 @@ class Lane:
         self._queue.put_nowait(event)
         return False
 
+    def _from_older_response(self, event: wire.ServerEvent) -> bool:
+        """An event of a response that is not this lane's: one with another response id, one of a stopped
+        response or item, or an output event before this response was even created."""
+        if isinstance(event, wire.ResponseLifecycle):
+            rid = event.response.id
+            return rid in self.stale or (self.response_id is not None and rid != self.response_id)
+        if isinstance(event, wire.ErrorEvent):
+            return False
+        item = getattr(event, "item_id", "")
+        if self.response_id is None or (item and item in self.stale):
+            return True
+        if item:
+            self.items.add(item)
+        return False
+
     def end(self, last: Any) -> None:
         """Stop routing; `last` is `_END` or the failure to raise after the queued events."""
-        self._routed = False
+        self.detach()
         self._queue.put_nowait(last)
 
     def detach(self) -> None:
         """Stop routing without a last item (the socket forgot the lane; its consumer was told otherwise)."""
         self._routed = False
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None

@@ -63,7 +63,8 @@ class ModelLink:
                  max_age: float = 55 * 60, pool_size: int = 3, transport: Transport | None = None,
                  on_state: Callable[[str], None] | None = None, connect_attempts: int = 4,
                  ca_file: str | os.PathLike[str] | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 open_timeout: float = 10.0, shown_url: str | None = "") -> None:
+                 open_timeout: float = 10.0, shown_url: str | None = "",
+                 inactivity_timeout: float | None = 30.0) -> None:
         if multiplex not in ("auto", "on", "off"):
             raise ValueError(f"multiplex must be 'auto', 'on' or 'off', not {multiplex!r}")
         if pool_size < 1 or connect_attempts < 1 or max_age <= 0:
@@ -73,6 +74,7 @@ class ModelLink:
         # engine in this process, what it stands for (the bridge's upstream) or None (the embedded engine),
         # never the internal loopback address
         self.shown_url = redact(url) if shown_url == "" else shown_url
+        self.inactivity_timeout = inactivity_timeout  # a response silent this long is stopped (ModelStalled)
         self._headers = dict(headers or {})
         self._mode: Multiplex = "off" if multiplex == "auto" and _one_at_a_time(url) else multiplex
         self._backoff_factory = backoff_factory
@@ -144,11 +146,17 @@ class ModelLink:
         await self.close()
 
     async def request(self, create: wire.ResponseCreate) -> Lane:
-        """Send `create` and return the lane of its events.
+        """Send `create` and return the lane of its events (stopped with `ModelStalled` when none arrives
+        for `inactivity_timeout` seconds).
 
         Raises `ModelConnectionLost` when no socket could be opened after the bounded attempts, or
         `ModelHandshakeFailed` at once when the endpoint refuses the upgrade (bad key, wrong URL).
         """
+        lane = await self._request(create)
+        lane.watch(self.inactivity_timeout)
+        return lane
+
+    async def _request(self, create: wire.ResponseCreate) -> Lane:
         self._check_open()
         if self._down is not None:
             raise ModelUnreachable(self._down)

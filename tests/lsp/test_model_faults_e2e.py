@@ -1,0 +1,44 @@
+"""Faults on the model side, through the real server: a model that goes silent mid-rewrite and mid-
+completion (the scripted stand-in's `stall-after` fault, behind the real gateway on loopback)."""
+
+from __future__ import annotations
+
+from flowedit.editor.client import EditorClient
+from flowedit.engines.gateway import Gateway
+from flowedit.engines.scripted import Fault, ScriptedEngine
+
+URI = "file:///work/app.py"
+TEXT = "keep = 1\nOLD\ntail = 2  # after\n"
+ANSWER = "def handler(event):\n    return event * 2\n"
+
+
+async def test_a_model_that_goes_silent_ends_the_rewrite_with_a_message_and_the_next_one_works():
+    engine = ScriptedEngine(ANSWER, rate=0, faults=[Fault.parse("stall-after=4,times=1")])
+    async with Gateway(engine) as gateway, \
+            EditorClient({"endpoint": gateway.url, "model": "m", "model_timeout_s": 0.5}) as editor:
+        editor.open(URI, TEXT)
+        start, end = TEXT.index("OLD"), TEXT.index("OLD") + 3
+        stalled = await editor.outcome(await editor.rewrite(URI, start, end, instruction="x", mode="replace"))
+        partial = editor.text(URI)
+        told = await editor.message(lambda m: "sent nothing for 0.5 s" in m)
+        await editor.command("flowedit.revert", {"uri": URI})
+        reverted = editor.text(URI)
+        start, end = reverted.index("OLD"), reverted.index("OLD") + 3
+        again = await editor.outcome(await editor.rewrite(URI, start, end, instruction="x", mode="replace"))
+        final = editor.text(URI)
+    assert stalled["outcome"] != "finished" and partial.startswith("keep = 1\n") and partial.endswith("tail = 2  # after\n")
+    assert "rewrite" in told.lower()
+    assert reverted == TEXT  # one step back to the original after the stop
+    assert again["outcome"] == "finished" and final == "keep = 1\n" + ANSWER + "\ntail = 2  # after\n"
+
+
+async def test_a_silent_completion_gives_no_ghost_text_and_the_next_completion_works():
+    engine = ScriptedEngine("w * h", rate=0, faults=[Fault.parse("stall-after=1,times=1")])
+    async with Gateway(engine) as gateway, \
+            EditorClient({"endpoint": gateway.url, "model": "m", "model_timeout_s": 0.5}) as editor:
+        editor.open(URI, "def area(w, h):\n    return \n\n# after\n")
+        cursor = len("def area(w, h):\n    return ")
+        first = await editor.inline(URI, cursor, invoked=True)
+        second = await editor.inline(URI, cursor, invoked=True)
+    assert first.text is None and 400 <= first.latency_ms < 5000
+    assert second.text == "w * h"
