@@ -11,7 +11,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK, InvalidStatus
 
-from flowedit.engines.gateway import Gateway
+from flowedit.engines.gateway import MAX_QUEUED_PER_LANE, Gateway
 from flowedit.engines.scripted import Fault, ScriptedEngine
 from flowedit.model import wire
 
@@ -192,6 +192,32 @@ async def test_at_most_16_responses_stream_at_once() -> None:
         events = await recv_until(ws, 1, kinds=frozenset({"response.created"}))
         assert [(e["type"], e["stream_id"]) for e in events] == [
             ("response.interrupt.accepted", "s3"), ("response.incomplete", "s3"), ("response.created", "s16")]
+
+
+async def test_a_client_that_sends_faster_than_it_is_served_gets_queue_full_for_the_excess() -> None:
+    """At most MAX_QUEUED_PER_LANE requests wait on one stream_id, and MAX_QUEUED_BYTES on a connection:
+    the gateway answers the rest with `queue_full` on their lane at once instead of holding them."""
+    stall = ScriptedEngine(TEXT, rate=0, faults=[Fault("stall", 0)])
+    async with client(stall) as ws:
+        for _ in range(1 + MAX_QUEUED_PER_LANE + 5):  # one streams (stalled), 64 wait, 5 are too many
+            await create(ws, stream_id="busy")
+        refused = [e for e in await recv_until(ws, 5, kinds=frozenset({"error"})) if e["type"] == "error"]
+        big = "x" * (2 * 2**20)
+        lanes = [f"big-{i}" for i in range(wire.MAX_IN_FLIGHT_PER_SOCKET + 20)]  # 15 stream, the rest wait
+        for lane in lanes:
+            await send(ws, type="response.create", model="m", input=big, stream_id=lane)
+        await send(ws, type="response.interrupt", stream_id="busy")  # the connection still serves
+        # (the refusals go out as each request is read, before this interrupt is)
+        events = await recv_until(ws, 1, kinds=frozenset({"response.incomplete"}))
+        too_big, ended = [e for e in events if e["type"] == "error"], events
+    assert [(e["error"]["code"], e["stream_id"], e["status"]) for e in refused] == [("queue_full", "busy", 429)] * 5
+    assert f"at most {MAX_QUEUED_PER_LANE}" in refused[0]["error"]["message"]
+    assert {e["error"]["code"] for e in too_big} == {"queue_full"} and "MiB" in too_big[0]["error"]["message"]
+    # what was refused are the last requests: those that would have taken the waiting bytes past 32 MiB
+    # (15 × 2 MiB + the small waiting ones fit; how many had started streaming by then depends on scheduling)
+    first = lanes.index(too_big[0]["stream_id"])
+    assert [e["stream_id"] for e in too_big] == lanes[first:] and 15 <= first <= 15 + 15, first
+    assert ended[-1]["response"]["incomplete_details"]["reason"] == "interrupted"
 
 
 async def test_error_after_fault_ends_the_lane_with_an_error_event() -> None:

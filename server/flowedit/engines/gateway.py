@@ -42,6 +42,10 @@ PATH = "/v1/responses"
 MAX_FRAME_BYTES = 16 * 2**20  # a create carries whole files as context; websockets' 1 MiB is too small
 YIELD_EVERY = 16  # deltas sent back to back before letting other lanes and the reader run
 AGE_LIMIT_CLOSE_CODE = 1001  # "going away": clients (the openai SDK too) treat it as worth reconnecting
+# what may wait on one connection before it is served: a client that sends faster than it reads the
+# answers gets `queue_full` for the excess, instead of the gateway holding every request it sent
+MAX_QUEUED_PER_LANE = 64
+MAX_QUEUED_BYTES = 32 * 2**20
 _FINISHED_MEMORY = 4096  # ids of ended responses kept so that a late interrupt is a quiet no-op
 
 log = logging.getLogger(__name__)
@@ -146,7 +150,8 @@ class _Connection:
         self._ws = ws
         self._engine = engine
         self._seq = 0
-        self._queues: dict[str | None, deque[wire.ResponseCreate]] = {}
+        self._queues: dict[str | None, deque[tuple[wire.ResponseCreate, int]]] = {}  # (request, its size)
+        self._queued_bytes = 0
         self._workers: dict[str | None, asyncio.Task[None]] = {}
         self._named: set[str] = set()
         self._slots = asyncio.Semaphore(wire.MAX_IN_FLIGHT_PER_SOCKET)
@@ -181,10 +186,18 @@ class _Connection:
         if isinstance(event, wire.ResponseInterrupt):
             await self._interrupt(event)
         else:
-            await self._admit(event)
+            await self._admit(event, len(frame))
 
-    async def _admit(self, create: wire.ResponseCreate) -> None:
+    async def _admit(self, create: wire.ResponseCreate, size: int) -> None:
         lane = create.stream_id
+        waiting = len(self._queues.get(lane, ()))
+        if waiting >= MAX_QUEUED_PER_LANE or self._queued_bytes + size > MAX_QUEUED_BYTES:
+            why = (f"{waiting} requests already wait on this stream_id (at most {MAX_QUEUED_PER_LANE})"
+                   if waiting >= MAX_QUEUED_PER_LANE else
+                   f"the requests waiting on this connection exceed {MAX_QUEUED_BYTES // 2**20} MiB")
+            await self._send(wire.error_event("queue_full", f"{why}: read the answers before sending more",
+                                              stream_id=lane, status=429, type_="rate_limit_error"))
+            return
         if lane is not None and lane not in self._named:
             if len(self._named) >= wire.MAX_LANES_PER_SOCKET:
                 message = f"at most {wire.MAX_LANES_PER_SOCKET} distinct stream_id values per connection"
@@ -192,7 +205,8 @@ class _Connection:
                                                   param="stream_id"))
                 return
             self._named.add(lane)
-        self._queues.setdefault(lane, deque()).append(create)
+        self._queues.setdefault(lane, deque()).append((create, size))
+        self._queued_bytes += size
         if lane not in self._workers:
             self._workers[lane] = asyncio.create_task(self._work(lane))
 
@@ -225,7 +239,8 @@ class _Connection:
         queue = self._queues[lane]
         try:
             while queue:
-                create = queue.popleft()
+                create, size = queue.popleft()
+                self._queued_bytes -= size
                 async with self._slots:
                     await self._respond(create)
         except (ConnectionClosed, _Dropped):
@@ -255,6 +270,8 @@ class _Connection:
             if response.pump is not None and not response.pump.done():
                 response.pump.cancel()
                 await asyncio.wait([response.pump])
+                if not response.pump.cancelled():
+                    response.pump.exception()  # the connection closed under it: nothing more to tell
 
     async def _pump(self, response: _Response, create: wire.ResponseCreate) -> None:
         """Forward the engine's deltas; runs as its own task so that an interrupt can cancel it."""
