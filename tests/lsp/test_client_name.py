@@ -9,7 +9,7 @@ from lsprotocol import converters
 from lsprotocol import types as lsp
 
 from flowedit.core.echo import EditorHabits
-from flowedit.lsp.server import client_name
+from flowedit.lsp.peer import client_name
 
 # what Eglot 1.9 sends (eglot.el: `eglot--connect`, `eglot-client-capabilities`), abridged to the parts read
 EGLOT_1_9: dict[str, Any] = {

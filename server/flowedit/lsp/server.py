@@ -20,6 +20,7 @@ from flowedit.core.echo import EditorHabits
 from flowedit.core.text import Document
 from flowedit.lsp import completion, convert, documents
 from flowedit.lsp.host import Kind
+from flowedit.lsp.peer import client_name
 from flowedit.lsp.protocol import REWRITE_EDIT, FloweditProtocol
 from flowedit.lsp.withhold import Withholding
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from flowedit.lsp.links import Links
     from flowedit.lsp.rewrites import Rewrites
     from flowedit.lsp.settings import Settings
-    from flowedit.lsp.trust import HeldBack, KeyGuard
+    from flowedit.lsp.trust import KeyGuard
     from flowedit.model.link import ModelLink
 
 log = logging.getLogger(__name__)
@@ -229,60 +230,16 @@ class FloweditServer(LanguageServer):
                                       "completion": completion or self.completer.counters.as_dict()})
 
     def apply_settings(self, update: Any, initial: bool = False) -> None:
-        """initializationOptions (`initial`), then each didChangeConfiguration: merged (absent keeps, null
-        resets); a later change may not redirect a key (lsp/trust.py): such a part waits for the user."""
-        from flowedit.lsp.settings import merge_update, parse_settings
-        from flowedit.lsp.trust import KeyGuard
+        """initializationOptions (`initial`), then each didChangeConfiguration (lsp/configure.py)."""
+        from flowedit.lsp import configure
 
-        merged = merge_update(self.user_settings, update)
-        merged = merged if isinstance(merged, dict) else {}
-        if initial or self.key_guard is None:
-            self._use(merged, [])
-            self.key_guard = KeyGuard()
-            self.key_guard.start(self.settings)
-            return
-        merged, problems, held = self.key_guard.check(
-            self.user_settings, merged, lambda raw: parse_settings(raw, self.base_settings)[0])
-        self._use(merged, problems)
-        if held is not None:
-            ask = asyncio.ensure_future(self._ask_about(held))
-            self._probes.add(ask)
-            ask.add_done_callback(self._probes.discard)
+        configure.apply(self, update, initial)
 
-    async def _ask_about(self, held: HeldBack) -> None:
-        """`window/showMessageRequest`: may the key go where the held-back change sends it?"""
-        allow = "Allow"
-        try:
-            answer = await self.window_show_message_request_async(lsp.ShowMessageRequestParams(
-                type=lsp.MessageType.Warning, message=held.question(),
-                actions=[lsp.MessageActionItem(title=allow), lsp.MessageActionItem(title="Keep the previous one")]))
-        except Exception as exc:  # noqa: BLE001 - a client without the request: the same as no
-            log.info("showMessageRequest failed: %r", exc)
-            answer = None
-        if answer is not None and answer.title == allow and self.key_guard.allowed(held):
-            self._use(held.merged, [])
-        elif held.generation == self.key_guard.generation:
-            self.show_warning("FlowEdit kept the previous endpoint: your key was not sent to "
-                              f"{', '.join(sorted(held.hosts))}. To use it, allow it when asked, or set it where "
-                              "the server starts (its command line, environment or initializationOptions).")
-
-    def _use(self, merged: dict[str, Any], problems: list[str]) -> None:
-        """Make `merged` the settings in force: parsed, problems said, endpoints probed."""
-        from flowedit.lsp.settings import parse_settings
-
-        self.user_settings = merged
-        excluded = self._settings.exclude if self._settings is not None else None
-        self._settings, more = parse_settings(merged, self.base_settings)
-        problems = problems + more
-        if excluded is not None and excluded != self._settings.exclude:
-            self.forget_learned()  # the embedded index applies the new globs at its next request
-        if problems:
-            message = "FlowEdit settings: " + "; ".join(problems)
-            log.warning("%s", message)
-            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
-        probe = asyncio.ensure_future(self.probe_endpoints())
-        self._probes.add(probe)
-        probe.add_done_callback(self._probes.discard)
+    def spawn(self, coro) -> None:
+        """Run `coro` in the background, kept until it ends (probes, questions to the user)."""
+        task = asyncio.ensure_future(coro)
+        self._probes.add(task)
+        task.add_done_callback(self._probes.discard)
 
     async def probe_endpoints(self) -> None:
         """Open a socket to each configured endpoint (after the initialize answer, after each settings
@@ -293,20 +250,6 @@ class FloweditServer(LanguageServer):
     async def close_links(self) -> None:
         if self._links is not None:
             await self._links.close()
-
-
-def client_name(params: lsp.InitializeParams) -> str:
-    """The client's name: its `clientInfo`, else "Eglot" for an Eglot before 1.12, which sends none but
-    declares text synchronisation in a shape of its own (docs/editors.md)."""
-    if params.client_info:
-        return params.client_info.name
-    caps = params.capabilities
-    sync = caps.text_document.synchronization if caps.text_document else None
-    edit = caps.workspace.workspace_edit if caps.workspace else None
-    eglot = (params.root_path is not None and sync is not None and edit is not None
-             and (sync.dynamic_registration, sync.will_save, sync.will_save_wait_until, sync.did_save)
-             == (False, True, True, True) and edit.document_changes is True and edit.resource_operations is None)
-    return "Eglot" if eglot else ""
 
 
 def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:

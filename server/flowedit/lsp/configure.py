@@ -1,0 +1,85 @@
+"""Applying the editor's settings: `initializationOptions` at start, then each
+`workspace/didChangeConfiguration` merged in (absent keeps, null resets: settings.merge_update); problems
+said in one message; a part that would send a key to a new host held back until the user allows it
+(lsp/trust.py); the endpoints probed after each change."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Coroutine, Protocol
+
+from lsprotocol import types as lsp
+
+from flowedit.lsp.settings import Settings, merge_update, parse_settings
+from flowedit.lsp.trust import HeldBack, KeyGuard
+
+log = logging.getLogger(__name__)
+
+
+class Configurable(Protocol):
+    """What of the language server applying settings touches (`FloweditServer` is the one)."""
+
+    user_settings: dict[str, Any]
+    _settings: Settings | None
+    key_guard: KeyGuard | None
+
+    @property
+    def base_settings(self) -> dict[str, Any]: ...
+    @property
+    def settings(self) -> Settings: ...
+    def forget_learned(self) -> None: ...
+    def show_warning(self, message: str) -> None: ...
+    def window_show_message(self, params: lsp.ShowMessageParams) -> None: ...
+    async def window_show_message_request_async(self, params: lsp.ShowMessageRequestParams) -> Any: ...
+    async def probe_endpoints(self) -> None: ...
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None: ...
+
+
+def apply(server: Configurable, update: Any, initial: bool = False) -> None:
+    """initializationOptions (`initial`), then each didChangeConfiguration: merged (absent keeps, null
+    resets); a later change may not redirect a key (lsp/trust.py): such a part waits for the user."""
+    merged = merge_update(server.user_settings, update)
+    merged = merged if isinstance(merged, dict) else {}
+    if initial or server.key_guard is None:
+        use(server, merged, [])
+        server.key_guard = KeyGuard()
+        server.key_guard.start(server.settings)
+        return
+    merged, problems, held = server.key_guard.check(
+        server.user_settings, merged, lambda raw: parse_settings(raw, server.base_settings)[0])
+    use(server, merged, problems)
+    if held is not None:
+        server.spawn(ask_about(server, held))
+
+
+async def ask_about(server: Configurable, held: HeldBack) -> None:
+    """`window/showMessageRequest`: may the key go where the held-back change sends it?"""
+    allow = "Allow"
+    try:
+        answer = await server.window_show_message_request_async(lsp.ShowMessageRequestParams(
+            type=lsp.MessageType.Warning, message=held.question(),
+            actions=[lsp.MessageActionItem(title=allow), lsp.MessageActionItem(title="Keep the previous one")]))
+    except Exception as exc:  # noqa: BLE001 - a client without the request: the same as no
+        log.info("showMessageRequest failed: %r", exc)
+        answer = None
+    if answer is not None and answer.title == allow and server.key_guard.allowed(held):
+        use(server, held.merged, [])
+    elif held.generation == server.key_guard.generation:
+        server.show_warning("FlowEdit kept the previous endpoint: your key was not sent to "
+                            f"{', '.join(sorted(held.hosts))}. To use it, allow it when asked, or set it where "
+                            "the server starts (its command line, environment or initializationOptions).")
+
+
+def use(server: Configurable, merged: dict[str, Any], problems: list[str]) -> None:
+    """Make `merged` the settings in force: parsed, problems said, endpoints probed."""
+    server.user_settings = merged
+    excluded = server._settings.exclude if server._settings is not None else None
+    server._settings, more = parse_settings(merged, server.base_settings)
+    problems = problems + more
+    if excluded is not None and excluded != server._settings.exclude:
+        server.forget_learned()  # the embedded index applies the new globs at its next request
+    if problems:
+        message = "FlowEdit settings: " + "; ".join(problems)
+        log.warning("%s", message)
+        server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
+    server.spawn(server.probe_endpoints())
