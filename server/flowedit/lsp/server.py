@@ -398,6 +398,11 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     def accepted(ls, *args: Any) -> None:  # no annotation on `ls`: pygls resolves command hints at run time
         ls.completer.counters.accepted += 1
 
+    @server.command("flowedit.stats")
+    def stats(ls, *args: Any) -> dict[str, int]:  # what a long day left behind (bench/soak.py reads it)
+        return {"tasks": len(asyncio.all_tasks()), "documents": len(ls.docs), "rewrites": len(ls.rewrites.runs),
+                "cached_suggestions": len(ls.completer.cache)}
+
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: FloweditServer, params: None) -> None:
         if ls.client_log is not None:
