@@ -42,3 +42,35 @@ async def test_a_silent_completion_gives_no_ghost_text_and_the_next_completion_w
         second = await editor.inline(URI, cursor, invoked=True)
     assert first.text is None and 400 <= first.latency_ms < 5000
     assert second.text == "w * h"
+
+
+async def test_connections_roll_over_at_their_age_while_rewrites_stream_and_no_stream_is_lost():
+    """`connection_max_age_s` of 0.3 s while three rewrites stream for ~1 s each: each socket that ages is
+    retired (its streams finish on it) and a fresh one takes the new requests."""
+    engine = ScriptedEngine(ANSWER * 4, rate=60)  # ~60 tokens a rewrite: about a second each
+    gateway = CountingGateway(engine)
+    async with gateway, EditorClient({"endpoint": gateway.url, "model": "m", "connection_max_age_s": 0.3}) as editor:
+        uris = [f"file:///work/f{i}.py" for i in range(3)]
+        ids = []
+        for uri in uris:
+            editor.open(uri, TEXT)
+            start = TEXT.index("OLD")
+            ids.append(await editor.rewrite(uri, start, start + 3, instruction="x", mode="replace"))
+            await editor.until(lambda: editor.watch(ids[-1]).edits)  # streaming before the next one starts
+        outcomes = [await editor.outcome(rid) for rid in ids]
+        texts = [editor.text(uri) for uri in uris]
+        completion = await editor.inline(uris[0], len("keep = 1"), invoked=True)
+    assert [o["outcome"] for o in outcomes] == ["finished"] * 3
+    assert texts == ["keep = 1\n" + ANSWER * 4 + "\ntail = 2  # after\n"] * 3
+    assert completion.text is not None
+    assert gateway.connections >= 3  # sockets aged and were replaced while streams were on them
+
+
+class CountingGateway(Gateway):
+    """The gateway, counting the connections it was opened."""
+
+    connections = 0
+
+    async def _handle(self, ws) -> None:
+        self.connections += 1
+        await super()._handle(ws)

@@ -167,7 +167,8 @@ class EditorClient:
             content_changes=[lsp.TextDocumentContentChangePartial(range=edit_range, text=text)]))
 
     async def until(self, predicate: Callable[[], T], timeout: float = 30) -> T:
-        """`predicate()`'s value once it is true: checked now and after each message, question and status."""
+        """`predicate()`'s value once it is true: checked now and after each message, question, status and
+        applied edit."""
         async def wait() -> T:
             while not (value := predicate()):
                 self._news.clear()
@@ -360,6 +361,7 @@ class EditorClient:
         for watch in live:
             watch.edits += 1
             watch.first_edit_at = watch.first_edit_at or edit.at
+        self._news.set()
         if self.on_edit is not None:
             self.on_edit(edit)
 

@@ -267,11 +267,12 @@ class _Connection:
             self._finished[response.id] = None
             if len(self._finished) > _FINISHED_MEMORY:
                 del self._finished[next(iter(self._finished))]
-            if response.pump is not None and not response.pump.done():
-                response.pump.cancel()
-                await asyncio.wait([response.pump])
+            if response.pump is not None:
+                if not response.pump.done():
+                    response.pump.cancel()
+                    await asyncio.wait([response.pump])
                 if not response.pump.cancelled():
-                    response.pump.exception()  # the connection closed under it: nothing more to tell
+                    response.pump.exception()  # retrieved: the connection closed under it, nothing to tell
 
     async def _pump(self, response: _Response, create: wire.ResponseCreate) -> None:
         """Forward the engine's deltas; runs as its own task so that an interrupt can cancel it."""

@@ -60,7 +60,7 @@ class Links:
             key = s.api_key()
             headers = {"Authorization": f"Bearer {key}"} if key else {}
             multiplex, shown = s.multiplex, redact(url)
-        config = (tuple(sorted(headers.items())), multiplex, s.ca_file, s.api_key_env)
+        config = (tuple(sorted(headers.items())), multiplex, s.ca_file, s.api_key_env, s.connection_max_age_s)
         link, made_with = self._links.get(url, (None, None))
         if link is not None and made_with != config:
             # a new key, bearer, multiplexing or CA file: a new link; the old one serves its open
@@ -69,7 +69,8 @@ class Links:
             link = None
         if link is None:
             link = ModelLink(url, headers=headers, multiplex=multiplex, on_state=self._on_state,
-                             ca_file=s.ca_file, api_key_env=s.api_key_env, shown_url=shown)
+                             ca_file=s.ca_file, api_key_env=s.api_key_env, shown_url=shown,
+                             max_age=s.connection_max_age_s)
             self._links[url] = (link, config)
         link.inactivity_timeout = s.model_timeout_s
         for old in [old for old in self._retired if not old.busy]:

@@ -88,6 +88,9 @@ class Settings(BaseModel):
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
     # a response that sends nothing this long is stopped with a message (pings and keep-alives do not count)
     model_timeout_s: float = Field(default=30, gt=0, le=600, allow_inf_nan=False)
+    # a socket older than this takes no new requests: a fresh one does, the old one finishes its streams
+    # (OpenAI closes connections at 60 minutes)
+    connection_max_age_s: float = Field(default=55 * 60, gt=0, le=24 * 3600, allow_inf_nan=False)
     ca_file: str | None = None  # extra CA bundle (PEM) for TLS-inspecting proxies; verification is always on
     # with no endpoint: bridge to an OpenAI-compatible HTTP server (Ollama, llama.cpp, vLLM, SGLang, LM Studio)
     upstream: str | None = None
