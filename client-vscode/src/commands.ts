@@ -1,4 +1,4 @@
-/** The user's commands: rewrite, stop, redirect, revert, API key. Each turns into one server command. */
+/** The user's commands: rewrite, stop, redirect, continue, revert, API key. Each turns into one server command. */
 
 import type { FloweditClient } from './client';
 import { flowEditSays, shownByServer } from './messages';
@@ -67,6 +67,13 @@ export class Commands {
     const instruction = await api.askText('New instruction for the running rewrite (the partial answer stays as context)');
     if (!instruction?.trim()) return;
     await this.run(() => this.client.command('flowedit.redirect', { id, instruction: instruction.trim() }));
+  }
+
+  /** The last rewrite of the active document, stopped or dropped, streams on from what it wrote. */
+  async continueRewrite(): Promise<void> {
+    const editor = api.activeEditor();
+    if (!editor) return;
+    await this.run(() => this.client.command('flowedit.continue', { uri: editor.document.uri.toString() }));
   }
 
   async revert(): Promise<void> {

@@ -30,6 +30,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     api.registerCommand('flowedit.rewriteSelection', () => commands.rewriteSelection()),
     api.registerCommand('flowedit.interruptRewrite', () => commands.interrupt()),
     api.registerCommand('flowedit.redirectRewrite', () => commands.redirect()),
+    api.registerCommand('flowedit.continueRewrite', () => commands.continueRewrite()),
     api.registerCommand('flowedit.revertLastRewrite', () => commands.revert()),
     api.registerCommand('flowedit.setApiKey', () => commands.setApiKey()),
     api.registerCommand('flowedit.clearApiKey', () => commands.clearApiKey()),

@@ -1,10 +1,10 @@
 """A hypothesis state machine over the rewrite core as the server drives it: model deltas, a user typing
-anywhere, the editor's messages delivered in any interleaving, interrupts, redirects, model failures
-(a dropped socket), and reverts, in every imitated editor (VS Code normalising line endings, Neovim 0.7,
-Eglot, pytest-lsp) and position encoding. After any sequence, once both sides settle: the server's copy
-equals the editor's; the session ended exactly once; a finished rewrite untouched by the user reads the
-latest answer in the buffer's line endings; and a revert gives back the original selection (the
-reference rules of tests/core/test_session_props.py)."""
+anywhere, the editor's messages delivered in any interleaving, interrupts, redirects, model failures (a
+dropped socket), continuing after them (`flowedit.continue`) and reverts, in every imitated editor (VS
+Code normalising line endings, Neovim 0.7, Eglot, pytest-lsp) and position encoding. After any sequence,
+once both sides settle: the server's copy equals the editor's; the session ended exactly once; a
+finished rewrite untouched by the user reads the latest answer in the buffer's line endings; and a
+revert gives back the original selection (the reference rules of tests/core/test_session_props.py)."""
 
 from __future__ import annotations
 
@@ -89,6 +89,21 @@ class RewriteMachine(RuleBasedStateMachine):
         self.server.session.redirect()  # the next answer rewrites the whole region again
         self.answer, self.redirected = [], True
         self.server.pump()
+
+    @precondition(lambda self: self.server.session.state is State.DONE)
+    @rule()
+    def user_continues(self):
+        """`flowedit.continue` after an interrupt or a failure: the next answer goes on from what is written."""
+        session = self.server.session
+        ended = session.pop_events()
+        try:
+            written = session.resume()
+        except RuntimeError:  # finished, a conflict, or the region edited since: it cannot go on
+            session.events[:0] = ended
+            return
+        assert len(ended) == 1 and isinstance(ended[0], (Interrupted, Failed)), ended
+        event("continued")
+        self.answer = [written]
 
     @invariant()
     def never_two_edits_in_flight(self):

@@ -76,3 +76,46 @@ async def test_a_completion_survives_a_drop_at_each_of_20_points():
         assert editor.text(URI) == text  # ghost text never touches the document
     assert final.text == answer
     assert shown == [None] * POINTS  # a broken answer is not offered as if it were whole
+
+
+class Answers(ScriptedEngine):
+    """The stand-in answering each request with the next text the test queued, keeping every prompt."""
+
+    def __init__(self, *texts: str, faults=()) -> None:
+        super().__init__("unused", rate=300, faults=faults)
+        self.queued, self.prompts = list(texts), []
+
+    async def stream(self, request):
+        self.prompts.append(request.input if isinstance(request.input, str) else str(request.input))
+        async for piece in super().stream(request.model_copy(update={"metadata": {"scripted_text": self.queued.pop(0)}})):
+            yield piece
+
+
+async def test_continue_streams_the_rest_of_a_dropped_rewrite_and_revert_still_gives_back_the_original():
+    engine = Answers(ANSWER, faults=[Fault("drop", 9, times=1)])
+    start, end = len(BEFORE), len(BEFORE) + len(OLD)
+    async with Gateway(engine) as gateway, EditorClient({"endpoint": gateway.url, "model": "m"}) as editor:
+        editor.open(URI, TEXT)
+        rid = await editor.rewrite(URI, start, end, instruction="make it a handler", mode="replace")
+        dropped = await editor.outcome(rid)
+        middle = editor.text(URI)[len(BEFORE):-len(AFTER)]
+        written = next(k for k in range(len(ANSWER), -1, -1) if middle.startswith(ANSWER[:k]))
+        engine.queued.append(ANSWER[written:])  # what a model asked to go on would answer
+        assert (await editor.continue_rewrite(rid))["continued"]
+        resumed = await editor.outcome(rid)
+        continued = editor.text(URI)
+        await editor.command("flowedit.revert", {"uri": URI})
+        reverted = editor.text(URI)
+        # a finished rewrite cannot go on: refused with a message
+        try:
+            await editor.command("flowedit.continue", {"id": rid})
+            refused = ""
+        except Exception as exc:  # noqa: BLE001 - the error reply
+            refused = str(exc)
+    assert dropped["outcome"] == "failed" and 0 < written < len(ANSWER)
+    assert resumed["outcome"] == "finished" and continued == BEFORE + ANSWER + AFTER
+    assert reverted == TEXT
+    prompt = engine.prompts[1]
+    assert "continue it exactly where it stops" in prompt and ANSWER[:written] in prompt
+    assert "<selection>\n" + OLD in prompt and "make it a handler" in prompt  # the original selection
+    assert "cannot go on" in refused

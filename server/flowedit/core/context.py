@@ -31,6 +31,7 @@ class RewriteContext:
     after: str  # lines below the selection within the budget
     instruction: str
     previous_answer: str | None = None  # redirect: the partial answer that was interrupted
+    answer_so_far: str | None = None  # continue: the start of the answer, already in the document
 
     def prompt(self) -> str:
         """The user message sent to the model."""
@@ -41,6 +42,10 @@ class RewriteContext:
             "<selection>\n" + self.selection + "\n</selection>",
             "Code after the selection:\n" + self.after if self.after else "",
         ]
+        if self.answer_so_far is not None:
+            parts.append("Your answer was cut off. This much of it is already in place of the selection; "
+                         "continue it exactly where it stops, with the rest of the answer only (repeat "
+                         "nothing of it):\n" + self.answer_so_far)
         if self.previous_answer is not None:
             parts.append("An earlier answer was interrupted by the user at this point (it is what the selection "
                          "holds now; follow the new instruction instead):\n" + self.previous_answer)

@@ -60,6 +60,7 @@ class RewriteSession:
         self._applied_blocks = 0
         self._line_shift = 0
         self._model_done = False
+        self._ended: SessionEvent | None = None  # how it ended last (resume() goes on after some)
         self._pending_stop: SessionEvent | None = None
         self._inflight: InFlight | None = None
         self._probe: EchoProbe | None = None  # the batch in flight awaits the first notification after its version
@@ -125,6 +126,22 @@ class RewriteSession:
         self._diff, self._diff_blank = DiffStream(), True
         self._blocks, self._applied_blocks, self._line_shift, self._hunks = [], 0, 0, 0
         self._model_done = False
+
+    def resume(self) -> str:
+        """Stream on after an interrupt or a failure (replace mode): what is written stays, and the next
+        answer's text continues it, passing the old lines it has not replaced yet as the first did; a
+        revert still gives back the original. Returns the answer written so far. RuntimeError if the
+        session did not end that way, or the region no longer reads as the rewrite left it."""
+        last = self._ended
+        if self.state is not State.DONE or not isinstance(last, (Interrupted, Failed)) or self.mode is not Mode.REPLACE:
+            raise RuntimeError("only a replace-mode rewrite that was interrupted or failed can go on")
+        if self.doc.text[self.region.start : self.region.end] != self._left:
+            raise RuntimeError("the selection was edited since the rewrite stopped")
+        self.state = State.STREAMING
+        self._answer = self._answer[: self._written]
+        self._refused, self._refusals, self._line_ends = None, 0, LineEnds(self._eol)
+        self._model_done = False
+        return self._answer
 
     @property
     def answer_text(self) -> str:
@@ -467,6 +484,7 @@ class RewriteSession:
     def _end(self, event: SessionEvent) -> None:
         self.state = State.DONE
         self._pending_stop = None
+        self._ended = event
         self.events.append(event)
 
 

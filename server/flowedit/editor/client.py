@@ -276,6 +276,13 @@ class EditorClient:
             self._end_watch(status)
         return rewrite_id
 
+    async def continue_rewrite(self, rewrite_id: str, timeout: float = 30) -> Any:
+        """`flowedit.continue`: the rewrite streams on; `outcome` then waits for its new end."""
+        watch = self._watches[rewrite_id]
+        watch.ended.clear()
+        watch.status = None
+        return await self.command("flowedit.continue", {"id": rewrite_id}, timeout)
+
     async def command(self, name: str, arg: dict[str, Any], timeout: float = 30) -> Any:
         """Run `workspace/executeCommand` `name` with one argument; its result as plain JSON values."""
         result = await self._guard(self._client.workspace_execute_command_async(

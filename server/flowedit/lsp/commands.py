@@ -51,6 +51,13 @@ class RedirectArgs(BaseModel):
     instruction: str = Field(min_length=1)
 
 
+class ContinueArgs(BaseModel):
+    """Arguments of `flowedit.continue`: the rewrite's id, or a document (its last rewrite)."""
+
+    id: str | None = None
+    uri: str | None = None
+
+
 class RevertArgs(BaseModel):
     """Arguments of `flowedit.revert`."""
 

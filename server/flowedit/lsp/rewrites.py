@@ -6,6 +6,7 @@ The awaiting lives here; every decision (what to send, when, whether it conflict
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import logging
 import textwrap
@@ -137,6 +138,25 @@ class Rewrites:
         self._spawn(run, self._stream(run, run.generation, partial))
         return {"id": run.id, "redirected": True}
 
+    async def resume(self, run: RewriteRun) -> dict[str, Any]:
+        """`flowedit.continue`: ask the model for the rest of an interrupted or failed rewrite, with what
+        is written as context, and stream it on from there (revert still gives back the original)."""
+        if self.last_by_uri.get(run.uri) is not run or run.uri not in self.host.docs:
+            raise RewriteRefused(f"rewrite {run.id} can no longer go on: only the last rewrite of an open "
+                                 "document can")
+        if (why := self.host.withheld(run.uri)) is not None:
+            raise RewriteRefused(f"{run.uri} is never sent to a model: {why}")
+        try:
+            written = run.session.resume()
+        except RuntimeError as exc:
+            raise RewriteRefused(f"rewrite {run.id} cannot go on: {exc}") from None
+        run.generation += 1
+        run.outcome, run.done = None, asyncio.Event()
+        run.progress_token = None
+        self._spawn(run, self._begin_progress(run))
+        self._spawn(run, self._stream(run, run.generation, None, written=written))
+        return {"id": run.id, "continued": True}
+
     async def revert(self, uri: str) -> dict[str, Any]:
         """Put back the original text of the last rewrite in `uri`, in one step."""
         run = self.last_by_uri.get(uri)
@@ -181,12 +201,14 @@ class Rewrites:
         self.last_by_uri.pop(uri, None)
 
     # ------------------------------------------------------------------ the model side
-    async def _stream(self, run: RewriteRun, generation: int, partial: str | None) -> None:
+    async def _stream(self, run: RewriteRun, generation: int, partial: str | None, written: str | None = None) -> None:
         session = run.session
         doc = session.doc
         settings = self.host.settings
         ctx = rewrite_context(doc, session.region, run.instruction, uri_path(run.uri),
                               settings.rewrite.context_tokens, previous_answer=partial)
+        if written is not None:  # continue: the selection as it was, and the answer so far
+            ctx = dataclasses.replace(ctx, selection=session.original, answer_so_far=written)
         create = wire.ResponseCreate(
             model=None, input=ctx.prompt(),
             instructions=DIFF_INSTRUCTIONS if session.mode is Mode.DIFF else REPLACE_INSTRUCTIONS,

@@ -364,6 +364,21 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         except RewriteRefused as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
 
+    @server.command("flowedit.continue")
+    async def continue_rewrite(ls: FloweditServer, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.commands import ContinueArgs, parse
+        from flowedit.lsp.rewrites import RewriteRefused
+
+        a: ContinueArgs = parse(ContinueArgs, args)
+        run = ls.rewrites.runs.get(a.id or "") or ls.rewrites.last_by_uri.get(a.uri or "")
+        try:
+            if run is None:
+                raise RewriteRefused(f"no rewrite {a.id or 'in ' + str(a.uri)} to continue")
+            return await ls.rewrites.resume(run)
+        except RewriteRefused as exc:
+            ls.show_warning(f"FlowEdit: {exc}")
+            raise JsonRpcInvalidParams(str(exc), data={"shown": True}) from None
+
     @server.command("flowedit.revert")
     async def revert(ls: FloweditServer, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.commands import RevertArgs, parse
