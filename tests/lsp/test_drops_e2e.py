@@ -6,9 +6,11 @@ once on a new socket."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from flowedit.editor.client import EditorClient
+from flowedit.engines.base import DropConnection
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import Fault, ScriptedEngine, tokenize
 
@@ -79,24 +81,34 @@ async def test_a_completion_survives_a_drop_at_each_of_20_points():
 
 
 class Answers(ScriptedEngine):
-    """The stand-in answering each request with the next text the test queued, keeping every prompt."""
+    """The stand-in answering each request with the next text the test queued, keeping every prompt; the
+    first answer stops after `drop_after` tokens until `go` is set, then drops the connection."""
 
-    def __init__(self, *texts: str, faults=()) -> None:
-        super().__init__("unused", rate=300, faults=faults)
-        self.queued, self.prompts = list(texts), []
+    def __init__(self, *texts: str, drop_after: int) -> None:
+        super().__init__("unused", rate=0)
+        self.queued, self.prompts, self.drop_after, self.go = list(texts), [], drop_after, asyncio.Event()
 
     async def stream(self, request):
         self.prompts.append(request.input if isinstance(request.input, str) else str(request.input))
-        async for piece in super().stream(request.model_copy(update={"metadata": {"scripted_text": self.queued.pop(0)}})):
+        first = len(self.prompts) == 1
+        scripted = request.model_copy(update={"metadata": {"scripted_text": self.queued.pop(0)}})
+        sent = 0
+        async for piece in super().stream(scripted):
+            if first and sent == self.drop_after:
+                await self.go.wait()  # the test has seen the first edits land
+                raise DropConnection("the model socket drops mid-answer")
+            sent += 1
             yield piece
 
 
 async def test_continue_streams_the_rest_of_a_dropped_rewrite_and_revert_still_gives_back_the_original():
-    engine = Answers(ANSWER, faults=[Fault("drop", 9, times=1)])
+    engine = Answers(ANSWER, drop_after=9)
     start, end = len(BEFORE), len(BEFORE) + len(OLD)
     async with Gateway(engine) as gateway, EditorClient({"endpoint": gateway.url, "model": "m"}) as editor:
         editor.open(URI, TEXT)
         rid = await editor.rewrite(URI, start, end, instruction="make it a handler", mode="replace")
+        await editor.until(lambda: editor.watch(rid).edits)  # some of the answer is in the document
+        engine.go.set()
         dropped = await editor.outcome(rid)
         middle = editor.text(URI)[len(BEFORE):-len(AFTER)]
         written = next(k for k in range(len(ANSWER), -1, -1) if middle.startswith(ANSWER[:k]))

@@ -26,7 +26,8 @@ async def test_a_model_that_goes_silent_ends_the_rewrite_with_a_message_and_the_
         start, end = reverted.index("OLD"), reverted.index("OLD") + 3
         again = await editor.outcome(await editor.rewrite(URI, start, end, instruction="x", mode="replace"))
         final = editor.text(URI)
-    assert stalled["outcome"] != "finished" and partial.startswith("keep = 1\n") and partial.endswith("tail = 2  # after\n")
+    assert stalled["outcome"] != "finished"
+    assert partial.startswith("keep = 1\n") and partial.endswith("tail = 2  # after\n")
     assert "rewrite" in told.lower()
     assert reverted == TEXT  # one step back to the original after the stop
     assert again["outcome"] == "finished" and final == "keep = 1\n" + ANSWER + "\ntail = 2  # after\n"

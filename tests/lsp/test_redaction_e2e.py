@@ -102,7 +102,8 @@ async def test_the_bridge_never_forwards_an_upstream_key(tmp_path):
     async with FakeUpstream(refuse) as fake:
         with err.open("wb") as stderr:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "flowedit.cli", "serve", "--port", "0", "--engine", "openai-compatible", "--upstream", fake.url, "--model", "m",
+                sys.executable, "-m", "flowedit.cli", "serve", "--port", "0", "--engine", "openai-compatible",
+                "--upstream", fake.url, "--model", "m",
                 "--upstream-key-env", "UPSTREAM_SECRET", "--log-level", "DEBUG",
                 stdout=asyncio.subprocess.PIPE, stderr=stderr, env={**os.environ, "UPSTREAM_SECRET": key})
             try:

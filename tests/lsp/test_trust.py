@@ -51,7 +51,8 @@ def test_a_change_on_the_same_host_applies_at_once(guard):
 def test_a_new_host_for_the_key_is_held_back_and_the_rest_applies(guard, change):
     merged = {**START, **change, "model": "x"}
     now, problems, held = guard.check(START, merged, parse)
-    assert now["model"] == "x" and parse(now).target("inline")[0] == parse(now).target("rewrite")[0] == START["endpoint"]
+    kept = parse(now)
+    assert now["model"] == "x" and kept.target("inline")[0] == kept.target("rewrite")[0] == START["endpoint"]
     assert held is not None and held.merged == merged and list(held.hosts.values()) == ["OPENAI_API_KEY"]
     assert "waits for your answer" in problems[0]
     assert guard.allowed(held) and guard.check(START, merged, parse)[2] is None  # allowed once: trusted
