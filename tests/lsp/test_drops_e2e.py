@@ -76,7 +76,9 @@ async def test_a_completion_survives_a_drop_at_each_of_20_points():
             shown.append(got)
         final = await editor.inline(URI, cursor, invoked=True)
         assert editor.text(URI) == text  # ghost text never touches the document
+        said = list(editor.messages)
     assert final.text == answer
+    assert len(said) == 1 and "a completion was cut off" in said[0], said  # once, not once per drop
     assert shown == [None] * POINTS  # a broken answer is not offered as if it were whole
 
 

@@ -16,7 +16,7 @@ from flowedit.core.fim import FIM_INSTRUCTIONS, cursor_at, fim_context, snippet_
 from flowedit.core.shape import Cursor, complete_enough, shape, wants_completion
 from flowedit.core.text import Document
 from flowedit.model import wire
-from flowedit.model.errors import ModelFailure
+from flowedit.model.errors import ModelConnectionLost, ModelFailure, ModelStalled, ModelUnreachable
 
 from flowedit.lsp.host import Host
 from flowedit.lsp.links import answered_by
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from flowedit.model.lane import Lane
 
 log = logging.getLogger(__name__)
+CUT_OFF_QUIET_S = 60.0
 _ids = itertools.count(1)
 ANCHOR = 200  # characters around the cursor that must be unchanged for a running answer to be reused
 
@@ -92,6 +93,7 @@ class InlineCompleter:
         self.debounce: dict[str, AdaptiveDebounce] = {}
         self.shown: dict[int, Suggestion] = {}
         self.recent: dict[str, int] = {}  # uri -> offset of its last edit, most recent last
+        self._cut_told_at: float | None = None  # when a cut-off completion was last said (once a minute)
 
     # ------------------------------------------------------------------ requests
     async def complete(self, uri: str, offset: int, invoked: bool) -> tuple[Suggestion, str] | None:
@@ -180,6 +182,14 @@ class InlineCompleter:
         if suggestion is not None:
             self.cache.put(suggestion, accepted=min(accepted_chars, len(suggestion.text)))
 
+    def _say_cut_off(self, exc: ModelFailure) -> None:
+        """A completion's model stream broke: say it, at most once a minute (a flaky network must not
+        bury the user in toasts; each completion that broke is in the log)."""
+        now = asyncio.get_running_loop().time()
+        if self._cut_told_at is None or now - self._cut_told_at >= CUT_OFF_QUIET_S:
+            self._cut_told_at = now
+            self.host.show_warning(f"FlowEdit: a completion was cut off ({exc}); the next one reconnects")
+
     def forget(self) -> None:
         """Nothing said so far is said again: an answer may come from content that is withheld now
         (`Host.withheld`), cached, shown or still streaming."""
@@ -238,6 +248,8 @@ class InlineCompleter:
         except (ModelFailure, RuntimeError) as exc:
             stream.failed = str(exc)
             log.info("completion stream failed: %s", exc)
+            if isinstance(exc, (ModelConnectionLost, ModelStalled)) and not isinstance(exc, ModelUnreachable):
+                self._say_cut_off(exc)  # (an endpoint that is down is said by the probe, once)
         except Exception as exc:  # a bug of ours must end this stream, not the server
             log.exception("completion stream crashed")
             stream.failed = repr(exc)
