@@ -6,9 +6,8 @@ import logging
 import os
 import sys
 
-from flowedit.core.redact import known
+from flowedit.core.redact import known, learn_environment
 
-KEY_NAMES = ("_API_KEY", "_KEY", "_TOKEN", "_SECRET", "_PASSWORD")  # variables whose values are masked
 
 
 class RedactSecrets(logging.Filter):
@@ -17,17 +16,9 @@ class RedactSecrets(logging.Filter):
 
     def __init__(self, env_names: tuple[str, ...] = ("OPENAI_API_KEY",)) -> None:
         super().__init__()
-        self.env_names = env_names
-        self._seen: set[str] = set()
-
-    def _learn_environment(self) -> None:
-        for name, value in os.environ.items():
-            if (name in self.env_names or name.upper().endswith(KEY_NAMES)) and value not in self._seen:
-                self._seen.add(value)
-                known.add(value)
+        learn_environment(os.environ, env_names)  # once: the environment is the process's, set at its start
 
     def filter(self, record: logging.LogRecord) -> bool:
-        self._learn_environment()
         message = record.getMessage()
         clean = known(message)
         if clean != message:

@@ -10,7 +10,12 @@ masked whoever's they are. Document text is never passed through here: an edit m
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
+# the names `api_key_env` / `upstream_key_env` may give (lsp/trust.py): OPENAI_API_KEY, HF_TOKEN, ...
+KEY_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_(?:KEY|TOKEN)", re.IGNORECASE)
+# environment variables whose values are masked wherever they show (wider: secrets of other tools too)
+SECRET_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_(?:KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 MASK = "***"
 PIECE = 8  # the shortest piece of a known secret that is masked
 _LABELLED = re.compile(r"(?i)(authorization:\s*bearer\s+|bearer\s+|api[-_]?key=|token=)([^\s&'\",;]+)")
@@ -78,6 +83,13 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return [self.clean(v) for v in value]
         return value
+
+
+def learn_environment(environ: Mapping[str, str], also: tuple[str, ...] = ()) -> None:
+    """Add the values of `environ`'s secret-holding variables (`SECRET_VARIABLE`, and `also`) to `known`."""
+    for name, value in environ.items():
+        if name in also or SECRET_VARIABLE.fullmatch(name):
+            known.add(value)
 
 
 known = Redactor()  # the process's secrets: whoever reads a key adds it here

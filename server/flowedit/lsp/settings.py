@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import os
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -62,10 +61,6 @@ class InlineSettings(BaseModel):
     fallback_wait_ms: float = Field(default=1500, ge=0, le=30_000, allow_inf_nan=False)  # textDocument/completion answers within this
 
 
-# the variables `api_key_env` / `upstream_key_env` may name (lsp/trust.py): OPENAI_API_KEY, HF_TOKEN, ...
-KEY_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_(?:KEY|TOKEN)", re.IGNORECASE)
-
-
 class EmbeddedSettings(BaseModel):
     """The embedded engine, used when no endpoint is configured."""
 
@@ -101,7 +96,7 @@ class Settings(BaseModel):
     @field_validator("api_key_env", "upstream_key_env")
     @classmethod
     def _names_a_key(cls, name: str | None) -> str | None:
-        if name is not None and not KEY_VARIABLE.fullmatch(name):
+        if name is not None and not redact.KEY_VARIABLE.fullmatch(name):
             raise ValueError(f"{name!r} does not look like a key's variable: it must end in _KEY or _TOKEN "
                              f"(e.g. OPENAI_API_KEY), so that no other variable (HOME, PATH...) is sent as a key")
         return name

@@ -6,7 +6,7 @@ The server gets one merged settings object and cannot see where a value came fro
 - `api_key_env` and `upstream_key_env` — which environment variable is read and sent as a bearer — are
   taken only at start (command line, environment, `initializationOptions`); a later
   `workspace/didChangeConfiguration` that changes them is refused with a message (restart to change them);
-- they name only variables that look like keys (`settings.KEY_VARIABLE`: `*_KEY`, `*_TOKEN`), never
+- they name only variables that look like keys (`core.redact.KEY_VARIABLE`: `*_KEY`, `*_TOKEN`), never
   e.g. `HOME`;
 - a later change that would send a key to a host it was not sent to before (`endpoint`,
   `inline.endpoint`, `rewrite.endpoint`, or `upstream` with an upstream key) is held back: the rest of the
