@@ -18,6 +18,7 @@ KEY_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_(?:KEY|TOKEN)", re.IGNORECASE
 SECRET_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_(?:KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 MASK = "***"
 PIECE = 8  # the shortest piece of a known secret that is masked
+MEMO_SIZE = 4096
 _LABELLED = re.compile(r"(?i)(authorization:\s*bearer\s+|bearer\s+|api[-_]?key=|token=)([^\s&'\",;]+)")
 _SHAPED = re.compile(
     r"\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}"  # OpenAI, Anthropic, Stripe-like
@@ -35,21 +36,32 @@ class Redactor:
     reads one, each atomic in CPython, so no lock is needed."""
 
     def __init__(self) -> None:
+        self._secrets: set[str] = set()
         self._pieces: dict[str, None] = {}  # every PIECE-long piece of every known secret
+        # text → its redacted form: statuses and progress repeat the same strings (model, endpoint,
+        # state) many times a second; forgotten when a secret is added or it grows past MEMO_SIZE
+        self._memo: dict[str, str] = {}
 
     def add(self, secret: str | None) -> None:
         """Remember a secret (shorter than `PIECE` characters: too short to find without false alarms)."""
-        if not secret or len(secret) < PIECE:
-            return
+        if not secret or len(secret) < PIECE or secret in self._secrets:
+            return  # (a key is added each time it is read: once per request)
+        self._secrets.add(secret)
         for i in range(len(secret) - PIECE + 1):
             self._pieces[secret[i : i + PIECE]] = None
+        self._memo = {}
 
     def __call__(self, text: str) -> str:
         """`text` with every known secret's pieces and every credential-shaped string masked."""
-        if self._pieces and len(text) >= PIECE:
-            text = self._mask_known(text)
-        text = _LABELLED.sub(lambda m: m.group(1) + MASK, text)
-        return _SHAPED.sub(MASK, text)
+        done = self._memo.get(text)
+        if done is not None:
+            return done
+        clean = self._mask_known(text) if self._pieces and len(text) >= PIECE else text
+        clean = _SHAPED.sub(MASK, _LABELLED.sub(lambda m: m.group(1) + MASK, clean))
+        if len(self._memo) >= MEMO_SIZE:
+            self._memo = {}
+        self._memo[text] = clean
+        return clean
 
     def _mask_known(self, text: str) -> str:
         pieces = self._pieces
