@@ -62,8 +62,7 @@ class Rewrites:
         if version is not None and version != doc.version:
             raise RewriteRefused(f"the editor has not reported its latest changes yet (its version {version}, "
                                  f"the server has {doc.version}); try again")
-        if (why := self.host.withheld(uri)) is not None:
-            raise RewriteRefused(f"{uri} is never sent to a model: {why}")
+        self._check_sendable(uri)
         try:
             region = convert.offsets(doc, selection, self.host.encoding)
         except PositionError as exc:
@@ -72,6 +71,11 @@ class Rewrites:
             raise RewriteRefused("select the code to rewrite first (the range is empty)")
         settings = self.host.settings.rewrite
         return await self.start(uri, region, instruction or settings.default_instruction, mode or settings.mode)
+
+    def _check_sendable(self, uri: str) -> None:
+        """RewriteRefused if `uri` is withheld from models (an exclude glob, a private key in it)."""
+        if (why := self.host.withheld(uri)) is not None:
+            raise RewriteRefused(f"{uri} is never sent to a model: {why}")
 
     def matching(self, rewrite_id: str | None, uri: str | None) -> list[RewriteRun]:
         """`flowedit.interrupt`'s targets: the run `rewrite_id`, or every running one (in `uri`)."""
@@ -125,8 +129,7 @@ class Rewrites:
         """Stop the current answer where it is and let a new instruction rewrite the same region."""
         if run.session.state is not State.STREAMING:
             raise RewriteRefused(f"rewrite {run.id} is no longer running ({run.session.state.value})")
-        if (why := self.host.withheld(run.uri)) is not None:
-            raise RewriteRefused(f"{run.uri} is never sent to a model: {why}")
+        self._check_sendable(run.uri)
         run.generation += 1
         await self._stop_lane(run)
         if run.session.state is not State.STREAMING:  # it ended meanwhile (a conflict, a closed document)
@@ -144,8 +147,7 @@ class Rewrites:
         if self.last_by_uri.get(run.uri) is not run or run.uri not in self.host.docs:
             raise RewriteRefused(f"rewrite {run.id} can no longer go on: only the last rewrite of an open "
                                  "document can")
-        if (why := self.host.withheld(run.uri)) is not None:
-            raise RewriteRefused(f"{run.uri} is never sent to a model: {why}")
+        self._check_sendable(run.uri)
         try:
             written = run.session.resume()
         except RuntimeError as exc:
