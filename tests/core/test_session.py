@@ -509,3 +509,31 @@ def test_a_revert_says_it_dropped_typing_only_when_the_region_holds_some(behavio
     assert isinstance(reverted, Reverted)
     assert ("dropped" in reverted.reason) is dropped is server.session.dirty, reverted.reason
     assert editor.text == server.doc.text == text
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS + ["eglot"])
+def test_a_revert_finds_the_rewrite_after_an_undo_and_redo_reported_line_by_line(behaviour):
+    # Neovim reports the undo of a whole rewrite as one change of the lines it spans, and its redo as the
+    # region's first line replaced, then the other lines inserted after it: no region follows that. The
+    # revert finds the text the rewrite left (before: it replaced whatever the lost region covered)
+    text = "top = 1\ncafé = OLD_EXPR  # keep 😀\nz = 2\n"
+    new = "compute(\n    a=1,\n    b=2,\n)"
+    editor, server = make(text, "OLD_EXPR", behaviour, first=new)
+    rewritten = text.replace("OLD_EXPR", new)
+    assert finish(editor, server) == (rewritten, [Finished])
+    first = rewritten.index("café")
+    end = rewritten.index("z = 2")
+    editor.user_edit(first, end, "café = OLD_EXPR  # keep 😀\n")  # undo: the lines, whole
+    settle(editor, server)
+    line_end = first + len("café = OLD_EXPR  # keep 😀")
+    editor.user_edit(first, line_end, "café = compute(")  # redo: the first line...
+    settle(editor, server)
+    after = first + len("café = compute(\n")
+    editor.user_edit(after, after, "    a=1,\n    b=2,\n)  # keep 😀\n")  # ...then the others after it
+    settle(editor, server)
+    assert editor.text == server.doc.text == rewritten
+    assert server.session.revert() is None
+    settle(editor, server)
+    (reverted,) = events(server)
+    assert isinstance(reverted, Reverted) and not server.session.dirty, reverted.reason
+    assert editor.text == server.doc.text == text

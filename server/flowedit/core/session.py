@@ -299,10 +299,29 @@ class RewriteSession:
         # what the user did inside is dropped, unless it left the text as the rewrite did or as it was
         # (VS Code's undo, then its redo, of the whole rewrite)
         now = self.doc.text[self.region.start : self.region.end]
+        if now != self._left and now != self.original:
+            found = self._find_left()
+            if found is not None:
+                self.region, now = found, self._left
         self.dirty = now != self._left and now != self.original
         self.state = State.REVERTING
         self._refusals = 0
         return None
+
+    def _find_left(self) -> Region | None:
+        """Where the text the rewrite left is now, when the region lost track of it: Neovim reports the
+        undo, then the redo, of a whole rewrite as several line changes, through which no region can be
+        followed (the first replaces the region's line, the next insert the rest after it). The
+        occurrence nearest to where the region starts; None when the text is not there."""
+        left, text, near = self._left, self.doc.text, self.region.start
+        if not left:
+            return None
+        best, at = None, text.find(left)
+        while at != -1:
+            if best is None or abs(at - near) < abs(best - near):
+                best = at
+            at = text.find(left, at + 1)
+        return None if best is None else Region(best, best + len(left))
 
     # ------------------------------------------------------------------ outputs
     def poll(self, now: float) -> EditBatch | None:

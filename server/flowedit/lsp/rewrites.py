@@ -138,6 +138,7 @@ class Rewrites:
         partial = run.session.answer_text
         run.session.redirect()
         run.instruction = instruction
+        log.info("rewrite %s redirected: %s", run.id, textwrap.shorten(instruction, 200, placeholder="…"))
         self._spawn(run, self._stream(run, run.generation, partial))
         return {"id": run.id, "redirected": True}
 
