@@ -176,10 +176,10 @@ def test_nothing_points_outside_the_repository():
             cited += 1
             if page not in pages and page.rsplit("/", 1)[-1] not in names:
                 offenders.append(f"{path.relative_to(repo)}: {page}")
-    assert cited > 5  # the check reads the citations that are there (docs/editors.md, bench/README.md, ...)
+    assert cited > 5  # the check reads the citations that are there (docs/editor-habits.md, bench/README.md, ...)
     assert offenders == []
 
 
 def test_the_citation_check_catches_a_page_that_is_not_here():
     missing = "NOTES_ELSEWHERE" + ".md"  # built here, so this file cites no page that is not in the repo
-    assert CITED_PAGE.findall(f"see docs/editors.md §3 and {missing}") == ["docs/editors.md", missing]
+    assert CITED_PAGE.findall(f"see docs/editor-habits.md §3 and {missing}") == ["docs/editor-habits.md", missing]

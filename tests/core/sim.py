@@ -2,7 +2,7 @@
 
 The editor keeps every character tagged with who wrote it: 'o' (outside the selection at the start),
 'S' (the selection), 'M' (the model, through our edits), 'U' (the user), 'R' (a revert). It imitates the
-habits of real clients that docs/editors.md records:
+habits of real clients that docs/editor-habits.md records:
 - "pytest-lsp": strict version check, echoes an applied edit (didChange) before answering applyEdit;
 - "vscode": strict version check (`applied: false` on a stale version), echo may come after the answer;
 - "nvim07" (Neovim 0.7.2): silently skips an edit older than its buffer while answering `applied: true`,

@@ -13,7 +13,7 @@ Neovim 0.7's omnifunc inserts the item's textEdit.newText from the start of the 
 (it ignores the range), so the server must put the typed word back in front of the suggestion; the
 answer's `)` must be dropped because one already follows the cursor. Neovim 0.11 inserts only the first
 word of a plain-text item: it gets a snippet (it declares snippet support), whose label is its text.
-See docs/editors.md §3. Skipped without a Neovim (a failure under FLOWEDIT_REQUIRE_EDITORS=1: nvim.py).
+See docs/editor-habits.md §3. Skipped without a Neovim (a failure under FLOWEDIT_REQUIRE_EDITORS=1: nvim.py).
 """
 
 from __future__ import annotations

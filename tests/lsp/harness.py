@@ -5,7 +5,7 @@ The editor answers `workspace/applyEdit` like VS Code (refuses an edit whose ver
 sends the didChange echo before its answer like pytest-lsp does, and can be told to refuse everything.
 With `behaviour="nvim07"` it imitates Neovim 0.7.2 instead: versions jump by several ticks, a stale
 versioned edit is silently skipped yet answered `applied: true`, and didChange is debounced by 150 ms,
-merging our edits and the user's typing into one notification (docs/editors.md).
+merging our edits and the user's typing into one notification (docs/editor-habits.md).
 With `behaviour="eglot"` it imitates Emacs 28 + Eglot 1.9: didChange only from an idle timer (0.5 s
 after the last change, restarted by every change, and before its own requests), versions moving at
 change time, and an edit for an older version answered with Eglot's error ("Edits on ... require

@@ -20,7 +20,7 @@ from flowedit.core.text import LINE_ENDS, Change, compose, same_effect, with_lin
 
 @dataclass(frozen=True)
 class EditorHabits:
-    """What an editor does with the edits it is sent (docs/editors.md), which decides how far its answer
+    """What an editor does with the edits it is sent (docs/editor-habits.md), which decides how far its answer
     can be trusted."""
 
     # `applied: true` means applied: it refuses an edit for another version than its own. Not Neovim,

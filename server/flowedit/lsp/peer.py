@@ -7,7 +7,7 @@ from lsprotocol import types as lsp
 
 def client_name(params: lsp.InitializeParams) -> str:
     """The client's name: its `clientInfo`, else "Eglot" for an Eglot before 1.12, which sends none but
-    declares text synchronisation in a shape of its own (docs/editors.md)."""
+    declares text synchronisation in a shape of its own (docs/editor-habits.md)."""
     if params.client_info:
         return params.client_info.name
     caps = params.capabilities
