@@ -14,6 +14,21 @@ vim.g.loaded_python3_provider = 0
 
 local M = {}
 
+-- the server's log comes as window/logMessage once it is initialized (below its --log-level, nothing
+-- stays on its stderr): keep it beside its stderr, in FLOWEDIT_NVIM_SERVER_LOG
+local log_path = os.getenv('FLOWEDIT_NVIM_SERVER_LOG')
+if log_path and log_path ~= '' then
+  local shown = vim.lsp.handlers['window/logMessage']
+  vim.lsp.handlers['window/logMessage'] = function(err, params, ctx, config)
+    local f = io.open(log_path, 'a')
+    if f and type(params) == 'table' then
+      f:write(string.format('[window/logMessage %s] %s\n', tostring(params.type), tostring(params.message)))
+      f:close()
+    end
+    return shown(err, params, ctx, config)
+  end
+end
+
 local t_start = vim.loop.hrtime()
 function M.ms() return (vim.loop.hrtime() - t_start) / 1e6 end
 function M.say(fmt, ...)

@@ -1,0 +1,238 @@
+-- Headless Neovim driver for tests/editors/test_neovim_plugin.py: the plugin of editors/nvim, loaded by the
+-- configuration docs/editors.md gives (FLOWEDIT_NVIM_CONFIG), used as a user would — keys typed through
+-- nvim_feedkeys, commands typed on the command line — in one of two scenarios (FLOWEDIT_NVIM_SCENARIO):
+--   rewrite  :'<,'>FlowEditRewrite <instruction> on a visual selection → one `u` undoes it, <C-r> redoes
+--            it, :FlowEditRevert; a rewrite stopped with <Esc>; one redirected with :FlowEditRedirect; one
+--            during which the user types at 80 ms a key in another part of the buffer
+--   complete ghost text accepted with <Tab> (0.10+), then the completion fallback through <C-x><C-o>
+-- Each step writes what it saw into the summary (the test judges it).
+--
+-- Env, besides those of nvim_driver.lua: FLOWEDIT_NVIM_CONFIG, FLOWEDIT_NVIM_SCENARIO, FLOWEDIT_NVIM_TARGET
+-- (rewrite: the text to select).
+-- Keys given to nvim_feedkeys are processed only once Lua returns to the main loop: the scenario runs in a
+-- coroutine that yields to the loop whenever it waits.
+
+local driver = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/nvim_driver.lua')
+local ms, say, env = driver.ms, driver.say, driver.env
+local summary = driver.summary
+vim.o.showmode = false
+vim.o.swapfile = false
+
+dofile(assert(os.getenv('FLOWEDIT_NVIM_CONFIG'), 'FLOWEDIT_NVIM_CONFIG unset'))
+local flowedit = require('flowedit')
+
+-- printed messages (no "Workspace edit ..." may be among them)
+summary.messages = {}
+local orig_print = print
+_G.print = function(...)
+  table.insert(summary.messages, table.concat(vim.tbl_map(tostring, { ... }), ' '))
+  return orig_print(...)
+end
+
+local function keys(s) return vim.api.nvim_replace_termcodes(s, true, false, true) end
+local function feed(s) vim.api.nvim_feedkeys(keys(s), 'mt', false) end -- mapped: the plugin's keys apply
+
+local co
+local function resume()
+  local ok, err = coroutine.resume(co)
+  if not ok then
+    driver.fail(tostring(err) .. '\n' .. debug.traceback(co))
+    driver.finish()
+  end
+end
+local function sleep(delay) vim.defer_fn(resume, delay); coroutine.yield() end
+local function wait_until(what, pred, timeout)
+  local deadline = ms() + (timeout or 15000)
+  while true do
+    local v = pred()
+    if v then return v end
+    if ms() > deadline then error('timed out waiting for ' .. what) end
+    sleep(5)
+  end
+end
+
+local bufnr
+local function text() return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n') .. '\n' end
+
+-- every applied streamed edit, when (the plugin fires User FlowEditEdit after each)
+local edits = {}
+vim.api.nvim_create_autocmd('User', { pattern = 'FlowEditEdit', callback = function() table.insert(edits, ms()) end })
+
+local function attached()
+  local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+  for _, c in pairs(get()) do
+    if c.name == 'flowedit' and vim.lsp.buf_is_attached(bufnr, c.id) and c.initialized then return c end
+  end
+end
+
+-- select the target charwise, like a user: cursor on its first character, v, l to its last
+local function select_target()
+  local target = assert(os.getenv('FLOWEDIT_NVIM_TARGET'), 'FLOWEDIT_NVIM_TARGET unset')
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    local s = string.find(line, target, 1, true)
+    if s then
+      vim.api.nvim_win_set_cursor(0, { i, s - 1 })
+      return 'v' .. (#target > 1 and tostring(#target - 1) .. 'l' or '')
+    end
+  end
+  error('target not in the buffer')
+end
+
+-- :'<,'>FlowEditRewrite <instruction> from a visual selection of the target; its rewrite id once running
+local function start_rewrite(instruction)
+  local before = flowedit.last_rewrite(bufnr)
+  feed('<Esc>' .. select_target() .. ':FlowEditRewrite ' .. instruction .. '<CR>')
+  return wait_until('the rewrite to start', function()
+    local id = flowedit.last_rewrite(bufnr)
+    return id ~= before and id or nil
+  end)
+end
+
+local function outcome_of(id)
+  local st = flowedit.rewrite_status(id)
+  return st and type(st.outcome) == 'string' and st or nil
+end
+
+local function rewrite_scenario()
+  local original = text()
+  local step = {}
+  summary.steps = step
+
+  -- 1. rewrite with an instruction, exact; one `u` undoes it all, <C-r> puts it back; revert
+  local first_edit = #edits + 1
+  local t0 = ms()
+  local id = start_rewrite('make it a call')
+  local st = wait_until('the rewrite to end', function() return outcome_of(id) end, 30000)
+  step.rewrite = { outcome = st.outcome, text = text(), edits = #edits - first_edit + 1, figures = st,
+    statusline_seen = summary.statusline_seen, ms = ms() - t0 }
+  feed('u')
+  sleep(50)
+  wait_until('u', function() return vim.fn.mode() == 'n' end)
+  step.undo = text()
+  feed('<C-r>')
+  sleep(50)
+  step.redo = text()
+  vim.cmd('FlowEditRevert')
+  wait_until('the revert', function() return text() == original end, 10000)
+  step.revert = text()
+
+  -- 2. interrupted with <Esc> after two edits: nothing more lands
+  id = start_rewrite('make it a call')
+  local from = #edits
+  wait_until('two edits of the rewrite', function() return #edits >= from + 2 end)
+  feed('<Esc>')
+  st = wait_until('the interrupt', function() return outcome_of(id) end)
+  local stopped, count = text(), #edits
+  sleep(600)
+  step.interrupt = { outcome = st.outcome, changed_after = text() ~= stopped, edits_after = #edits - count,
+    edits_before = count - from, partial = stopped ~= original }
+  vim.cmd('FlowEditRevert')
+  wait_until('the revert of the interrupted rewrite', function() return text() == original end, 10000)
+
+  -- 3. redirected after its first edit: the new instruction rewrites the same region
+  id = start_rewrite('make it a call')
+  from = #edits
+  wait_until('an edit of the rewrite', function() return #edits >= from + 1 end)
+  vim.cmd('FlowEditRedirect use keyword arguments')
+  st = wait_until('the redirected rewrite to end', function() return outcome_of(id) end, 30000)
+  step.redirect = { outcome = st.outcome, text = text() }
+  vim.cmd('FlowEditRevert')
+  wait_until('the revert of the redirected rewrite', function() return text() == original end, 10000)
+
+  -- 4. typing at 80 ms a key at the end of the last line while a rewrite streams
+  id = start_rewrite('make it a call')
+  from = #edits
+  wait_until('an edit of the rewrite', function() return #edits >= from + 1 end)
+  local last = vim.api.nvim_buf_line_count(bufnr)
+  vim.api.nvim_win_set_cursor(0, { last, 0 })
+  feed('A')
+  local typed = 0
+  while not outcome_of(id) and typed < 40 do
+    sleep(80) -- the typist's pace
+    feed('x')
+    typed = typed + 1
+  end
+  feed('<Esc>')
+  st = wait_until('the rewrite typed over to end', function() return outcome_of(id) end, 30000)
+  local times = {}
+  for i = from + 1, #edits do table.insert(times, edits[i]) end
+  local gap = 0
+  for i = 2, #times do gap = math.max(gap, times[i] - times[i - 1]) end
+  step.typing = { outcome = st.outcome, text = text(), typed = typed, edits = #times, max_gap_ms = gap }
+  step.statusline = flowedit.statusline(bufnr)
+  sleep(300)
+  step.final = text()
+end
+
+local function complete_scenario()
+  local step = {}
+  summary.steps = step
+  -- the cursor on the first character after the first occurrence of `what`
+  local function cursor_after(what)
+    for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+      local s = string.find(line, what, 1, true)
+      if s then
+        vim.api.nvim_win_set_cursor(0, { i, s - 1 + #what })
+        return i
+      end
+    end
+    error('no ' .. what .. ' in the buffer')
+  end
+  step.omnifunc = vim.bo[bufnr].omnifunc
+  -- ghost text: type the `t` of `compute(tot` (text after the cursor) and accept what shows with <Tab>
+  if vim.fn.has('nvim-0.10') == 1 then
+    local row = cursor_after('compute(to')
+    feed('it')
+    local shown = wait_until('ghost text', function() return flowedit.ghost_text() end)
+    local virt
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, -1, 0, -1, { details = true })) do
+      if m[4].virt_text then virt = { row = m[2], col = m[3], text = m[4].virt_text[1][1], pos = m[4].virt_text_pos } end
+    end
+    feed('<Tab>')
+    wait_until('the ghost text accepted', function() return flowedit.ghost_text() == nil end)
+    sleep(20)
+    step.ghost = { shown = shown, extmark = virt, line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1],
+      cursor = vim.api.nvim_win_get_cursor(0) }
+    feed('<Esc>')
+    sleep(20)
+  end
+  -- the completion fallback: <C-x><C-o> after `compute(tot` of the next line (ghost text off for it)
+  flowedit.config.ghost_text = false
+  local row = cursor_after('b = compute(tot')
+  vim.o.completeopt = 'menuone,noselect'
+  feed('i<C-x><C-o>')
+  wait_until('the completion menu', function() return vim.fn.pumvisible() == 1 end)
+  feed('<C-n><C-y><Esc>')
+  wait_until('normal mode', function() return vim.fn.mode() == 'n' end)
+  sleep(20)
+  step.fallback = { line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] }
+end
+
+local function main()
+  bufnr = vim.api.nvim_get_current_buf()
+  summary.filetype = vim.bo[bufnr].filetype
+  local client = wait_until('flowedit to attach', attached)
+  summary.offset_encoding = client.offset_encoding
+  summary.statusline_idle = wait_until('a status', function()
+    local s = flowedit.statusline(bufnr)
+    return s ~= 'FlowEdit starting' and s or nil
+  end)
+  local scenario = env('FLOWEDIT_NVIM_SCENARIO', 'rewrite')
+  summary.scenario = scenario
+  if scenario == 'rewrite' then
+    -- the statusline while a rewrite streams (sampled on every status)
+    vim.api.nvim_create_autocmd('User', { pattern = 'FlowEditStatus', callback = function()
+      local s = flowedit.statusline(bufnr)
+      if s:find('streaming', 1, true) then summary.statusline_seen = s end
+    end })
+    rewrite_scenario()
+  else
+    complete_scenario()
+  end
+  driver.finish()
+end
+
+vim.api.nvim_create_autocmd('VimEnter', { once = true, callback = function()
+  co = coroutine.create(main)
+  resume()
+end })

@@ -1,0 +1,138 @@
+"""The Neovim plugin (editors/nvim) in a real Neovim (0.7.2 and 0.11), loaded with the configuration that
+docs/editors.md gives, as it is written there (so the docs cannot rot): only the plugin's path and the
+endpoint are replaced, and `flowedit` on PATH is this environment's (a wrapper that keeps its log).
+
+rewrite (nvim_plugin.lua): `:'<,'>FlowEditRewrite <instruction>` on a visual selection after astral
+characters with text after it → the exact answer, streamed (edits as `flowedit/applyRewriteEdit`); one `u`
+undoes it, `<C-r>` redoes it, `:FlowEditRevert` puts the original back; `<Esc>` mid-stream stops it and
+nothing more lands; `:FlowEditRedirect` mid-stream rewrites the same region with the new instruction;
+typing at 80 ms/key at the end of the buffer while a rewrite streams → the longest gap between two applied
+edits ≤ 300 ms. No "Workspace edit" message is printed.
+complete: ghost text shown as inline virtual text and accepted with <Tab> (0.10+), then the completion
+fallback through <C-x><C-o> (the plugin sets the omnifunc on 0.7).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+from tests.editors import results
+from tests.editors.nvim import HERE, Nvim, run_nvim, server_log
+from tests.editors.sample import ORIGINAL, TARGET
+from tests.lsp.harness import Gateway
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "editors.md"
+ENDPOINT = "wss://api.openai.com/v1/responses"
+PLACEHOLDER = "/path/to/flowedit"
+# multi-line, non-ASCII (é, astral 😀, CJK), ≈ 390 tokens: ≈ 1.3 s at 300 tok/s
+ANSWER = "compute(\n" + "".join(f'    item_{i:02d}="é😀 中文 {i}",\n' for i in range(60)) + ")"
+RATE = 300
+MAX_GAP_MS = 300
+
+
+def doc_snippet(heading: str) -> str:
+    """The first Lua block under `heading` in docs/editors.md."""
+    section = DOC.read_text(encoding="utf-8").split(heading, 1)[1]
+    found = re.search(r"```lua\n(.*?)\n```", section, re.S)
+    assert found, f"no Lua block under {heading!r} in {DOC}"
+    return found.group(1)
+
+
+def flowedit_on_path(tmp_path: Path) -> str:
+    """A folder holding a `flowedit` that runs this environment's, with its log in tmp_path/server.log."""
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    script = folder / "flowedit"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m flowedit.cli "$@" --log-level INFO '
+                      f'2>>"{tmp_path / "server.log"}"\n', encoding="utf-8")
+    script.chmod(0o755)
+    return str(folder)
+
+
+async def run_plugin(nvim: Nvim, tmp_path: Path, answer: str, file_text: str, env: dict[str, str],
+                     rate: float = RATE):
+    snippet = doc_snippet("### The plugin")
+    assert snippet.count(ENDPOINT) == 1 and snippet.count(PLACEHOLDER) == 1, snippet
+    config = tmp_path / "init.lua"
+    started = time.monotonic()
+    async with Gateway(answer, tmp_path, rate=rate) as gw:
+        config.write_text(snippet.replace(ENDPOINT, gw.url).replace(PLACEHOLDER, str(REPO)), encoding="utf-8")
+        run = await run_nvim(nvim.path, HERE / "nvim_plugin.lua", tmp_path, gw.url, "file.py", file_text, {
+            "FLOWEDIT_NVIM_CONFIG": str(config),
+            "PATH": flowedit_on_path(tmp_path) + ":" + "/usr/bin:/bin",
+            **env,
+        })
+    seconds = time.monotonic() - started
+    assert run.ok, f"the Neovim {nvim.label} driver failed" + run.diagnostics()
+    return run, run.summary(), seconds
+
+
+async def test_neovim_plugin_rewrites_interrupts_redirects_reverts(nvim: Nvim, tmp_path: Path) -> None:
+    run, summary, seconds = await run_plugin(nvim, tmp_path, ANSWER, ORIGINAL, {
+        "FLOWEDIT_NVIM_SCENARIO": "rewrite", "FLOWEDIT_NVIM_TARGET": TARGET})
+    diagnostics = run.diagnostics
+    steps = summary["steps"]
+    expected = ORIGINAL.replace(TARGET, ANSWER, 1)
+    rewrite, interrupt, redirect, typing = steps["rewrite"], steps["interrupt"], steps["redirect"], steps["typing"]
+    print(f"\nNeovim {summary['nvim']} plugin: rewrite {rewrite['outcome']} in {rewrite['edits']} edits "
+          f"({rewrite['ms']:.0f} ms); interrupt after {interrupt['edits_before']} edits; typing "
+          f"{typing['typed']} keys at 80 ms: {typing['edits']} edits, longest gap {typing['max_gap_ms']:.0f} ms; "
+          f"statusline {rewrite['statusline_seen']!r}; run {seconds:.1f} s")
+
+    record = results.Recorder("neovim", summary["nvim"], seconds)
+    # the rewrite: exact, streamed, one undo step
+    assert record("streamed rewrite", rewrite["outcome"] == "finished" and rewrite["text"] == expected
+                  and rewrite["edits"] >= 3), diagnostics()
+    assert record("one-step undo", steps["undo"] == ORIGINAL and steps["redo"] == expected), diagnostics()
+    assert record("revert", steps["revert"] == ORIGINAL), diagnostics()
+    # interrupt: it stopped part-way and nothing landed after
+    assert record("interrupt", interrupt["outcome"] == "interrupted" and interrupt["partial"]
+                  and not interrupt["changed_after"] and interrupt["edits_after"] == 0), diagnostics()
+    # redirect: the same region, rewritten under the new instruction, which reached the model
+    log = (tmp_path / "server.log").read_text(encoding="utf-8", errors="replace")
+    assert record("redirect", redirect["outcome"] == "finished" and redirect["text"] == expected
+                  and re.search(r"rewrite rw-\d+ redirected: use keyword arguments", log) is not None), diagnostics() + server_log(tmp_path / "server.log")
+    # typing elsewhere while it streams: the stream keeps landing
+    assert typing["outcome"] == "finished" and typing["typed"] >= 5, diagnostics()
+    # (the last key may still be on its way when the rewrite ends: the buffer 300 ms later holds them all)
+    assert steps["final"] == expected.rstrip("\n") + "x" * typing["typed"] + "\n", diagnostics()
+    assert record("typing elsewhere while streaming", typing["max_gap_ms"] <= MAX_GAP_MS,
+                  detail=f"longest gap {typing['max_gap_ms']:.0f} ms"), diagnostics()
+    # no message per streamed edit, and the statusline showed the stream's figures
+    assert not [m for m in summary["messages"] if "Workspace edit" in m], diagnostics()
+    assert record("status line", re.search(r"streaming \d+ tok", rewrite["statusline_seen"] or "") is not None,
+                  detail=rewrite["statusline_seen"]), diagnostics()
+    encoding = "utf-16" if nvim.version < (0, 11) else "utf-8"
+    assert record("position encoding", summary["offset_encoding"] == encoding, encoding), diagnostics()
+    record.save()
+
+
+# ghost text comes by itself only where nothing but closers follows the cursor (the next lines are text)
+COMPLETE_TEXT = "import os\n\na = compute(to)\nb = compute(tot)  # tail 😀\n"
+
+
+async def test_neovim_plugin_ghost_text_and_completion_fallback(nvim: Nvim, tmp_path: Path) -> None:
+    run, summary, seconds = await run_plugin(nvim, tmp_path, "al_count + 1)\n", COMPLETE_TEXT, {
+        "FLOWEDIT_NVIM_SCENARIO": "complete"}, rate=2000)
+    diagnostics = run.diagnostics
+    steps = summary["steps"]
+    print(f"\nNeovim {summary['nvim']} plugin: ghost={json.dumps(steps.get('ghost'), ensure_ascii=False)} "
+          f"fallback={steps['fallback']} omnifunc={steps['omnifunc']}; run {seconds:.1f} s")
+    record = results.Recorder("neovim", summary["nvim"], seconds)
+    done = "a = compute(total_count + 1)"
+    if nvim.version >= (0, 10):
+        ghost = steps["ghost"]
+        assert ghost["shown"] == "al_count + 1" and ghost["extmark"]["pos"] == "inline", diagnostics()
+        assert record("inline ghost text", ghost["line"] == done), diagnostics()
+    else:
+        assert "ghost" not in steps, diagnostics()
+        record("inline ghost text", False, "needs inline virtual text (0.10+): the completion fallback serves")
+    assert steps["omnifunc"] == "v:lua.vim.lsp.omnifunc", diagnostics()
+    fallback_line = "b = compute(total_count + 1)  # tail 😀"
+    assert record("completion fallback", steps["fallback"]["line"] == fallback_line), diagnostics()
+    record.save()
