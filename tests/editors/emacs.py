@@ -164,6 +164,8 @@ class EmacsTerminal:
     files: EmacsFiles
     endpoint: str
     target: str
+    preload: Path | None = None  # loaded before the file is visited, like a user's init file
+    env_extra: dict[str, str] = field(default_factory=dict)
     events: list[dict] = field(default_factory=list)
     proc: asyncio.subprocess.Process | None = None
     _control: asyncio.Server | None = None
@@ -175,12 +177,13 @@ class EmacsTerminal:
         self._control = control = await asyncio.start_server(self._connected, "127.0.0.1", 0)
         env = self.files.env(self.endpoint, self.target)
         # a plain terminal type, always in Debian's ncurses-base
-        env.update(TERM="vt100", FLOWEDIT_EMACS_CONTROL=str(control.sockets[0].getsockname()[1]))
+        env.update(TERM="vt100", FLOWEDIT_EMACS_CONTROL=str(control.sockets[0].getsockname()[1]), **self.env_extra)
+        first = ["-l", str(self.preload)] if self.preload else []
         self._master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
         try:
             self.proc = await asyncio.create_subprocess_exec(
-                self.emacs, "-nw", "-Q", FILE, "-l", str(HERE / self.driver), cwd=self.files.work, env=env,
+                self.emacs, "-nw", "-Q", *first, FILE, "-l", str(HERE / self.driver), cwd=self.files.work, env=env,
                 stdin=slave, stdout=slave, stderr=slave, start_new_session=True, preexec_fn=_take_terminal)
         finally:
             os.close(slave)

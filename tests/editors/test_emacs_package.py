@@ -1,0 +1,234 @@
+"""The Emacs package (editors/emacs/flowedit.el) in a real Emacs 28 + Eglot 1.9 in a terminal (`emacs -nw`
+in a pseudo-terminal), loaded with the configuration docs/editors.md gives, as it is written there: only the
+package's path and the endpoint are replaced, and `flowedit` on PATH is this environment's. The test is the
+user at the keyboard: it presses the package's keys and types the instructions in the minibuffer.
+
+rewrite: C-c f r on the marked target (after astral characters, text after it) → the exact answer,
+streamed, with no confirmation prompt and no message per edit; one undo (C-_) takes it all back, undoing
+that undo puts it back, C-c f u reverts; C-c f k mid-stream stops it and nothing more lands; C-c f d
+mid-stream redirects it; typing at 80 ms/key at the end of the buffer while a rewrite streams → the
+longest gap between two applied edits ≤ 300 ms. complete: C-M-i inserts the completion fallback's item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from tests.editors import results
+from tests.editors.emacs import SITE_ELPA, EmacsFiles, EmacsTerminal, emacs_or_skip
+from tests.editors.nvim import read, server_log
+from tests.editors.sample import ORIGINAL, TARGET
+from tests.editors.test_neovim_plugin import ANSWER, ENDPOINT, MAX_GAP_MS, PLACEHOLDER, REPO, flowedit_on_path
+from tests.lsp.harness import Gateway
+
+DOC = REPO / "docs" / "editors.md"
+RATE = 300
+KEY_INTERVAL_S = 0.08
+# what a normal Emacs start does before the init file and `emacs -Q` does not: the packages activated
+PRELUDE = f"""(setq native-comp-deferred-compilation nil)
+(require 'package)
+(setq package-directory-list '("{SITE_ELPA}"))
+(package-initialize)
+"""
+
+
+def doc_snippet(heading: str) -> str:
+    """The first Emacs Lisp block under `heading` in docs/editors.md."""
+    section = DOC.read_text(encoding="utf-8").split(heading, 1)[1]
+    found = re.search(r"```elisp\n(.*?)\n```", section, re.S)
+    assert found, f"no elisp block under {heading!r} in {DOC}"
+    return found.group(1)
+
+
+class User:
+    """The terminal and the steps a user takes in it."""
+
+    def __init__(self, term: EmacsTerminal) -> None:
+        self.term = term
+        self.seen = {"edit": 0, "outcome": 0, "text": 0}
+
+    async def next(self, event: str, timeout: float = 30) -> dict:
+        self.seen[event] += 1
+        return await self.term.wait_for(event, self.seen[event], timeout)
+
+    def edits_so_far(self) -> int:
+        return len(self.term.seen("edit"))
+
+    async def rewrite(self, instruction: str) -> int:
+        """Mark the target, C-c f r, the instruction, RET: the number of edits seen before it."""
+        before = self.edits_so_far()
+        self.term.press(b"\x03t")
+        await self.term.wait_for("marked", len(self.term.seen("marked")) + 1)
+        self.term.press(b"\x03fr")
+        self.term.press(instruction.encode() + b"\r")
+        return before
+
+    async def wait_edits(self, count: int) -> None:
+        await self.term.wait_for("edit", count)
+        self.seen["edit"] = max(self.seen["edit"], count)
+
+    async def text(self) -> str:
+        self.term.press(b"\x03s")
+        return (await self.next("text"))["text"]
+
+
+async def open_emacs(tmp_path: Path, gw_url: str, file_text: str, extra: dict[str, str]):
+    emacs = emacs_or_skip()
+    files = EmacsFiles(tmp_path)
+    files.write(file_text)
+    snippet = doc_snippet("### The package")
+    assert snippet.count(ENDPOINT) == 1 and snippet.count(PLACEHOLDER) == 1, snippet
+    config = tmp_path / "init.el"
+    config.write_text(PRELUDE + snippet.replace(ENDPOINT, gw_url).replace(PLACEHOLDER, str(REPO)), encoding="utf-8")
+    return EmacsTerminal(emacs, "flowedit_el_driver.el", files, gw_url, TARGET, preload=config, env_extra={
+        "PATH": flowedit_on_path(tmp_path) + ":/usr/bin:/bin", **extra})
+
+
+async def test_emacs_package_rewrites_undoes_interrupts_redirects_reverts(tmp_path: Path) -> None:
+    started = time.monotonic()
+    expected = ORIGINAL.replace(TARGET, ANSWER, 1)
+    async with Gateway(ANSWER, tmp_path, rate=RATE) as gw:
+        async with await open_emacs(tmp_path, gw.url, ORIGINAL, {}) as term:
+            user = User(term)
+            diagnostics = term.diagnostics
+            await term.wait_for("loaded")
+            term.press(b"\x01")  # C-a: Eglot connects after the first command (eglot-ensure)
+            ready = await term.wait_for("ready")
+
+            # 1. rewrite with an instruction; one undo; undo the undo; revert
+            t0 = time.monotonic()
+            first = await user.rewrite("make it a call")
+            outcome = (await user.next("outcome"))["request"]
+            rewrite_ms = (time.monotonic() - t0) * 1000
+            rewritten = await user.text()
+            edits = user.edits_so_far() - first
+            term.press(b"\x1f")  # C-_: undo
+            undone = await user.text()
+            term.press(b"\x06\x1f")  # C-f (the undo chain breaks), C-_: undoes the undo
+            redone = await user.text()
+            term.press(b"\x03fu")  # C-c f u: revert
+            reverted = await until_text(user, ORIGINAL)
+
+            # 2. interrupt after two edits: nothing lands after
+            first = await user.rewrite("make it a call")
+            await user.wait_edits(first + 2)
+            term.press(b"\x03fk")  # C-c f k
+            interrupted = (await user.next("outcome"))["request"]
+            stopped = await user.text()
+            count = user.edits_so_far()
+            await asyncio_sleep(0.6)  # ok: watching that nothing more lands
+            after_stop = await user.text()
+            edits_after_stop = user.edits_so_far() - count
+            term.press(b"\x03fu")
+            back = await until_text(user, ORIGINAL)
+
+            # 3. redirect after the first edit
+            first = await user.rewrite("make it a call")
+            await user.wait_edits(first + 1)
+            term.press(b"\x03fd")
+            term.press(b"use keyword arguments\r")
+            redirected = (await user.next("outcome"))
+            term.press(b"\x03fu")
+            await until_text(user, ORIGINAL)
+
+            # 4. typing at the end of the buffer while a rewrite streams
+            first = await user.rewrite("make it a call")
+            await user.wait_edits(first + 1)
+            term.press(b"\x03e")
+            await term.wait_for("at-end")
+            typed = 0
+            while not term.seen("outcome")[user.seen["outcome"]:] and typed < 40:
+                await term.type(b"x", 1, KEY_INTERVAL_S)
+                typed += 1
+            typing = (await user.next("outcome"))["request"]
+            await asyncio_sleep(0.3)  # ok: the last key's echo
+            final = await user.text()
+            times = [e["ms"] for e in term.seen("edit")[first:]]
+            await term.quit()
+    seconds = time.monotonic() - started
+    summary = term.files.summary()
+    gap = max((b - a for a, b in zip(times, times[1:])), default=0)
+    print(f"\nEmacs {summary['emacs']} Eglot {summary['eglot']} + flowedit.el (idle {ready['idle_time']} s): "
+          f"rewrite {outcome['outcome']} in {edits} edits ({rewrite_ms:.0f} ms); interrupt {interrupted['outcome']}; "
+          f"typing {typed} keys at 80 ms: {len(times)} edits, longest gap {gap:.0f} ms; "
+          f"mode line {summary.get('mode_line')!r}; run {seconds:.1f} s")
+    messages = summary["messages"]
+    diag = lambda: "" + read(term.files.log) + "\n--- messages:\n" + messages + server_log(tmp_path / "server.log")  # noqa: E731
+
+    record = results.Recorder("emacs+eglot", f"{summary['emacs']} / {summary['eglot']}", seconds)
+    assert ready["server"] == "flowedit-server" and ready["idle_time"] == 0.05, diag()
+    assert record("streamed rewrite", outcome["outcome"] == "finished" and rewritten == expected and edits >= 3), \
+        diag()
+    assert "Proceed?" not in messages and "[eglot] applying" not in messages and "Edit successful" not in messages, \
+        messages
+    assert record("one-step undo", undone == ORIGINAL and redone == expected), diag()
+    assert record("revert", reverted == ORIGINAL), diag()
+    assert record("interrupt", interrupted["outcome"] == "interrupted" and stopped != ORIGINAL
+                  and after_stop == stopped and edits_after_stop == 0), diag()
+    assert back == ORIGINAL, diag()
+    log = read(term.files.events)  # (Eglot keeps the server's window/logMessage in its events buffer)
+    assert record("redirect", redirected["request"]["outcome"] == "finished" and redirected["text"] == expected
+                  and re.search(r"rewrite rw-\d+ redirected: use keyword arguments", log) is not None), diag()
+    assert typing["outcome"] == "finished" and typed >= 5, diag()
+    assert final == expected.rstrip("\n") + "x" * typed + "\n", diag()
+    assert record("typing elsewhere while streaming", gap <= MAX_GAP_MS, detail=f"longest gap {gap:.0f} ms"), diag()
+    assert record("status line", re.search(r"streaming \d+ tok", summary.get("mode_line") or "") is not None,
+                  detail=summary.get("mode_line") or ""), diag()
+    # (astral characters sit before the target on its line: a unit mistake would have shown above)
+    assert record("position encoding", ready["encoding"] in (None, "utf-16") and rewritten == expected, "utf-16"), \
+        diag()
+    record("inline ghost text", False, "Emacs has no inline completion client: the completion fallback serves")
+    record.save()
+
+
+async def asyncio_sleep(seconds: float) -> None:
+    await asyncio.sleep(seconds)  # ok: a pause the user takes, not a wait for a condition
+
+
+async def until_text(user: User, wanted: str, timeout: float = 10) -> str:
+    """The buffer's text once it is `wanted` (asked again every 50 ms), or what it is after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while (text := await user.text()) != wanted and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)  # ok: polling the editor's buffer
+    return text
+
+
+COMPLETE_TEXT = "import os\n\nb = compute(tot)  # tail 😀\nz = 1\n"
+
+
+async def test_emacs_package_completion_at_point_inserts_the_whole_suggestion(tmp_path: Path) -> None:
+    started = time.monotonic()
+    async with Gateway("al_count + 1)\n", tmp_path, rate=2000) as gw:
+        async with await open_emacs(tmp_path, gw.url, COMPLETE_TEXT, {"FLOWEDIT_EMACS_AFTER": "b = compute(tot"}) as term:
+            user = User(term)
+            await term.wait_for("loaded")
+            term.press(b"\x01")
+            await term.wait_for("ready")
+            term.press(b"\x03p")  # point after `tot`
+            await term.wait_for("placed")
+            term.press(b"\x1b\t")  # C-M-i: completion-at-point
+            text = (await term.wait_for("changed", timeout=10))["text"]
+            await term.quit()
+    seconds = time.monotonic() - started
+    summary = term.files.summary()
+    print(f"\nEmacs {summary['emacs']} Eglot {summary['eglot']} + flowedit.el: completion-at-point -> "
+          f"{text.splitlines()[2]!r}; run {seconds:.1f} s")
+    record = results.Recorder("emacs+eglot", f"{summary['emacs']} / {summary['eglot']}", seconds)
+    assert record("completion fallback", text == COMPLETE_TEXT.replace("compute(tot)", "compute(total_count + 1)")), \
+        summary["messages"]
+    record.save()
+
+
+def test_flowedit_el_byte_compiles_without_a_warning(tmp_path: Path) -> None:
+    emacs = emacs_or_skip()
+    copy = tmp_path / "flowedit.el"
+    copy.write_bytes((REPO / "editors" / "emacs" / "flowedit.el").read_bytes())
+    done = subprocess.run([emacs, "-Q", "--batch", "--eval", PRELUDE.replace("\n", " ").join(["(progn ", ")"]),
+                           "--eval", "(setq byte-compile-error-on-warn t)", "-f", "batch-byte-compile", str(copy)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr
+    assert (tmp_path / "flowedit.elc").exists()
