@@ -8,3 +8,7 @@ ORIGINAL = (
     "print(café)  # below 中文\n"
     "z = 1\n"
 )
+
+# the same with an astral character (two UTF-16 units, four UTF-8 bytes, one code point) before the selection
+# on its line: a column counted in the wrong units moves the edit
+ASTRAL_ORIGINAL = ORIGINAL.replace("café = OLD_EXPR", 'tag = "😀"; café = OLD_EXPR')

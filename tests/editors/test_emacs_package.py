@@ -21,7 +21,7 @@ from pathlib import Path
 from tests.editors import results
 from tests.editors.emacs import SITE_ELPA, EmacsFiles, EmacsTerminal, emacs_or_skip
 from tests.editors.nvim import read, server_log
-from tests.editors.sample import ORIGINAL, TARGET
+from tests.editors.sample import ASTRAL_ORIGINAL as ORIGINAL, TARGET
 from tests.editors.test_neovim_plugin import ANSWER, ENDPOINT, MAX_GAP_MS, PLACEHOLDER, REPO, flowedit_on_path
 from tests.lsp.harness import Gateway
 

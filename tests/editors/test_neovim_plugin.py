@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tests.editors import results
 from tests.editors.nvim import HERE, Nvim, run_nvim, server_log
-from tests.editors.sample import ORIGINAL, TARGET
+from tests.editors.sample import ASTRAL_ORIGINAL as ORIGINAL, TARGET
 from tests.lsp.harness import Gateway
 
 REPO = Path(__file__).resolve().parents[2]
