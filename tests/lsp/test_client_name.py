@@ -55,3 +55,18 @@ def test_neovim_answers_are_not_taken_at_their_word():
     assert EditorHabits.of_client("Neovim").applied_means_applied is False
     assert EditorHabits.of_client("Visual Studio Code", own_edits=True).one_version_per_edit is True
     assert EditorHabits.of_client("Visual Studio Code").one_version_per_edit is False
+
+
+def test_lsp_mode_before_encoding_negotiation_counts_code_points():
+    from flowedit.lsp.peer import counts_code_points
+
+    def params(name: str | None, encodings: list[str] | None) -> lsp.InitializeParams:
+        return lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(general=lsp.GeneralClientCapabilities(position_encodings=encodings)),
+            client_info=lsp.ClientInfo(name=name) if name else None)
+
+    assert counts_code_points(params("emacs", None))  # lsp-mode 8
+    assert not counts_code_points(params("emacs", ["utf-32", "utf-8", "utf-16"]))  # lsp-mode with #4999
+    assert not counts_code_points(params("Eglot", None))
+    assert not counts_code_points(params(None, None))
+    assert not counts_code_points(params("Neovim", None))

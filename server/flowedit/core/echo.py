@@ -34,6 +34,12 @@ class EditorHabits:
     # A plain-text completion item's line breaks land as line breaks. Not through Neovim's omnifunc:
     # Vim's complete() writes a NUL for each (0.7.2, which declares no snippet support).
     plain_items_keep_lines: bool = True
+    # It loses what comes in the same read as the answer to a request it waits for (lsp-mode 8: its
+    # `lsp-request` throws out of the process filter from the answer's callback, dropping the messages
+    # parsed after it): so nothing of a rewrite is asked of it until this long after the command's answer,
+    # and an edit it never answers is given up (and sent again) sooner.
+    answer_gap_s: float = 0.0
+    apply_timeout_s: float = 30.0
 
     @classmethod
     def of_client(cls, name: str, *, own_edits: bool = False) -> "EditorHabits":
@@ -44,6 +50,8 @@ class EditorHabits:
             return cls(applied_means_applied=False, plain_items_keep_lines=False)
         if lowered == "eglot":
             return cls(one_version_per_edit=True, normalises_eol=False)
+        if lowered == "emacs":  # lsp-mode
+            return cls(normalises_eol=False, answer_gap_s=0.05, apply_timeout_s=3.0)
         return cls(one_version_per_edit=own_edits)
 
 

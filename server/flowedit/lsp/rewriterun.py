@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     from flowedit.model.lane import Lane
 
 
+def _set_event() -> asyncio.Event:
+    event = asyncio.Event()
+    event.set()
+    return event
+
+
 @dataclass
 class RewriteRun:
     """One rewrite in one document: its session, its current model lane and its figures."""
@@ -41,6 +47,9 @@ class RewriteRun:
     endpoint: str | None = None
     timer: asyncio.TimerHandle | None = None
     tasks: set = field(default_factory=set)
+    # set once the editor has the answer to the command that started the run: nothing of the run is asked
+    # of the editor before (lsp-mode 8, waiting for that answer, answers no request that comes first)
+    told: asyncio.Event = field(default_factory=_set_event)
 
     def figures(self) -> dict[str, Any]:
         """Time to first token, tokens, tokens/s, first token → first applied edit."""

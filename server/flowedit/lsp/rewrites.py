@@ -297,8 +297,10 @@ class Rewrites:
         """Send one batch; `group` (the rewrite's id, None for the revert) lets the editor make the
         rewrite's edits one undo step, the revert one of its own."""
         reason = None
+        await run.told.wait()
         try:
-            result = await asyncio.wait_for(self.host.apply_edit(params, group), APPLY_TIMEOUT_S)
+            timeout = min(APPLY_TIMEOUT_S, run.session.habits.apply_timeout_s)
+            result = await asyncio.wait_for(self.host.apply_edit(params, group), timeout)
             applied = bool(result and result.applied)
             if not applied:
                 reason = getattr(result, "failure_reason", None)
@@ -335,6 +337,7 @@ class Rewrites:
 
     # ------------------------------------------------------------------ progress
     async def _begin_progress(self, run: RewriteRun) -> None:
+        await run.told.wait()
         if run.progress_token is not None or run.session.state is State.DONE:
             return
         token = f"flowedit-{run.id}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import asyncio
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
@@ -20,7 +20,7 @@ from flowedit.core.echo import EditorHabits
 from flowedit.core.text import Document
 from flowedit.lsp import completion, convert, documents
 from flowedit.lsp.host import Kind
-from flowedit.lsp.peer import client_name
+from flowedit.lsp.peer import client_name, counts_code_points
 from flowedit.lsp.protocol import REWRITE_EDIT, FloweditProtocol
 from flowedit.lsp.withhold import Withholding
 
@@ -54,6 +54,7 @@ class FloweditServer(LanguageServer):
         self.link_state = "idle"
         self._answered: dict[str, str] = {}  # model asked for → the model the last response said answered
         self.client_name = ""
+        self.code_points = False  # the client counts columns in code points whatever it was told (peer.py)
         self.initialization_options: Any = None
         self._probes: set[asyncio.Task] = set()
         self.client_log: ClientLog | None = None
@@ -137,6 +138,8 @@ class FloweditServer(LanguageServer):
 
     @property
     def encoding(self):
+        if self.code_points:
+            return convert.encoding(lsp.PositionEncodingKind.Utf32)
         return convert.encoding(self.workspace.position_encoding)
 
     async def link(self, kind: Kind) -> tuple[ModelLink, str]:
@@ -154,6 +157,13 @@ class FloweditServer(LanguageServer):
         experimental = self.client_capabilities.experimental
         ours = experimental.get("flowedit") if isinstance(experimental, dict) else None
         return isinstance(ours, dict) and ours.get("rewriteEdits") is True
+
+    def after_answer(self, then: Callable[[], None], gap_s: float = 0.0) -> None:
+        """Call `then` once the answer of the request being handled is written (and `gap_s` later): pygls
+        writes it from the handler task's done callback, which the loop runs after the callbacks scheduled
+        before the task ended."""
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_later, gap_s, then)
 
     async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams,
                          group: str | None = None) -> lsp.ApplyWorkspaceEditResult | None:
@@ -259,6 +269,10 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: FloweditServer, params: lsp.InitializeParams) -> None:
         ls.client_name = client_name(params)
+        ls.code_points = counts_code_points(params)
+        if ls.code_points:
+            log.info("%s counts columns in code points (lsp-mode before 3.17 encodings): so does the server",
+                     ls.client_name)
         ls.trace_changed(params.trace)
         ls.initialization_options = params.initialization_options  # applied on `initialized`
 
@@ -338,6 +352,8 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         except RewriteRefused as exc:
             ls.show_warning(f"FlowEdit: {exc}")
             raise JsonRpcInvalidParams(str(exc), data={"shown": True}) from None  # the client says no more
+        run.told.clear()  # (its tasks have not run yet: they wait for this answer to be out)
+        ls.after_answer(run.told.set, ls.habits.answer_gap_s)
         return {"id": run.id, "mode": run.session.mode.value}
 
     @server.command("flowedit.interrupt")

@@ -1,0 +1,71 @@
+"""lsp-mode 8 (Debian's elpa-lsp-mode, Emacs 28) with the registration docs/editors.md gives: the code action
+"Rewrite selection…" streams the answer in exactly, on a line where an astral character comes before the
+selection. lsp-mode 8 counts columns in code points yet leaves the encoding at UTF-16 (it offers none): the
+server counts in code points for it (flowedit.lsp.peer.counts_code_points), else the edit lands a column
+off for each astral character. Skipped without lsp-mode (a failure under FLOWEDIT_REQUIRE_EDITORS=1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.editors import results
+from tests.editors.emacs import SITE_ELPA, EmacsFiles, emacs_or_skip
+from tests.editors.nvim import HERE, read
+from tests.editors.sample import ASTRAL_ORIGINAL, TARGET
+from tests.editors.test_emacs_package import doc_snippet
+from tests.editors.test_neovim_plugin import ANSWER, ENDPOINT, flowedit_on_path
+from tests.lsp.harness import Gateway
+
+
+def lsp_mode_or_skip() -> None:
+    if not any(SITE_ELPA.glob("lsp-mode-*")):
+        why = f"lsp-mode is not installed (no {SITE_ELPA}/lsp-mode-*; apt-get install elpa-lsp-mode)"
+        if os.environ.get("FLOWEDIT_REQUIRE_EDITORS") == "1":
+            pytest.fail(why + " but FLOWEDIT_REQUIRE_EDITORS=1")
+        pytest.skip(why)
+
+
+async def test_lsp_mode_streams_a_rewrite_exactly_after_an_astral_character(tmp_path: Path) -> None:
+    emacs = emacs_or_skip()
+    lsp_mode_or_skip()
+    files = EmacsFiles(tmp_path)
+    files.write(ASTRAL_ORIGINAL)
+    (files.work / ".git").mkdir()  # a project root, so that lsp-mode asks no question
+    snippet = doc_snippet("### lsp-mode")
+    assert snippet.count(ENDPOINT) == 1, snippet
+    started = time.monotonic()
+    async with Gateway(ANSWER, tmp_path, rate=1000) as gw:
+        config = tmp_path / "lsp-config.el"
+        config.write_text(snippet.replace(ENDPOINT, gw.url), encoding="utf-8")
+        env = files.env(gw.url, TARGET)
+        env.update(FLOWEDIT_EMACS_CONFIG=str(config), PATH=flowedit_on_path(tmp_path) + ":/usr/bin:/bin")
+        proc = await asyncio.create_subprocess_exec(
+            emacs, "-Q", "--batch", "-l", str(HERE / "lsp_mode_rewrite.el"), cwd=files.work, env=env,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        try:
+            output, _ = await asyncio.wait_for(proc.communicate(), 90)
+        except asyncio.TimeoutError:
+            proc.kill()
+            output, _ = await proc.communicate()
+    seconds = time.monotonic() - started
+    summary = json.loads(read(files.summary_file)) if files.summary_file.exists() else {}
+    shown = {k: v for k, v in summary.items() if k != "io"}
+    diagnostics = (f"\n--- emacs exit {proc.returncode}:\n{output.decode(errors='replace')[-3000:]}\n--- summary: {shown}"
+                   f"\n--- lsp-mode's io log (end):\n{summary.get('io', '')[-6000:]}")
+    assert proc.returncode == 0 and summary, diagnostics
+    print(f"\nEmacs {summary['emacs']} lsp-mode {summary['lsp_mode']}: {summary['outcome']} "
+          f"({summary['tokens']} tokens, {summary['edits_applied']} edits); actions {summary['actions']}; "
+          f"run {seconds:.1f} s")
+    record = results.Recorder("emacs+lsp-mode", f"{summary['emacs']} / {summary['lsp_mode']}", seconds)
+    expected = ASTRAL_ORIGINAL.replace(TARGET, ANSWER, 1)
+    assert record("streamed rewrite", summary["outcome"] == "finished" and summary["text"] == expected
+                  and summary["edits_applied"] >= 3), diagnostics
+    record("position encoding", summary["text"] == expected, "code points")
+    record.save()
