@@ -34,10 +34,11 @@ class Recorder:
     test: str = field(default_factory=lambda: os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0])
     found: dict[str, dict] = field(default_factory=dict)
 
-    def __call__(self, feature: str, ok: bool, note: str = "", detail: str = "") -> bool:
+    def __call__(self, feature: str, ok: bool | None, note: str = "", detail: str = "") -> bool:
+        """`ok` None: the feature cannot be tried here (`note` says why)."""
         assert feature in FEATURES, feature
-        self.found[feature] = {"ok": bool(ok), "note": note, "detail": detail}
-        return ok
+        self.found[feature] = {"ok": None if ok is None else bool(ok), "note": note, "detail": detail}
+        return bool(ok)
 
     def save(self) -> Path:
         RESULTS.mkdir(parents=True, exist_ok=True)

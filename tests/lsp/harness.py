@@ -75,6 +75,7 @@ class Editor:
     encoding: str = "utf-16"
     behaviour: str = "vscode"
     inline: bool = False
+    experimental: Any = None  # initialize's capabilities.experimental (e.g. flowedit's rewriteEdits)
     pending: list = field(default_factory=list)
     flush_handle: Any = None
     skipped: int = 0
@@ -123,6 +124,7 @@ class Editor:
             window=lsp.WindowClientCapabilities(work_done_progress=True),
             text_document=lsp.TextDocumentClientCapabilities(
                 inline_completion=lsp.InlineCompletionClientCapabilities() if self.inline else None),
+            experimental=self.experimental,
         )
         names = {"nvim07": "Neovim", "eglot": "Eglot", "vscode": "Visual Studio Code"}
         result = await client.initialize_session(lsp.InitializeParams(

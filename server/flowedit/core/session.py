@@ -127,13 +127,22 @@ class RewriteSession:
         self._blocks, self._applied_blocks, self._line_shift, self._hunks = [], 0, 0, 0
         self._model_done = False
 
+    @property
+    def resumable(self) -> bool:
+        """Whether `resume` may go on: a replace-mode rewrite that was interrupted or failed."""
+        return self.state is State.DONE and isinstance(self._ended, (Interrupted, Failed)) and self.mode is Mode.REPLACE
+
+    @property
+    def revertible(self) -> bool:
+        """Whether a `revert` would be tried: the rewrite ended and the document still follows it."""
+        return self.state is State.DONE and self in self.doc.observers
+
     def resume(self) -> str:
         """Stream on after an interrupt or a failure (replace mode): what is written stays, and the next
         answer's text continues it, passing the old lines it has not replaced yet as the first did; a
         revert still gives back the original. Returns the answer written so far. RuntimeError if the
         session did not end that way, or the region no longer reads as the rewrite left it."""
-        last = self._ended
-        if self.state is not State.DONE or not isinstance(last, (Interrupted, Failed)) or self.mode is not Mode.REPLACE:
+        if not self.resumable:
             raise RuntimeError("only a replace-mode rewrite that was interrupted or failed can go on")
         if self.doc.text[self.region.start : self.region.end] != self._left:
             raise RuntimeError("the selection was edited since the rewrite stopped")

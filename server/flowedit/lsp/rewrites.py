@@ -177,6 +177,25 @@ class Rewrites:
         return {"id": run.id, "reverted": ok, "reason": run.revert_outcome.reason if run.revert_outcome else "",
                 "dropped_typing": ok and run.session.dirty}
 
+    def controls(self, uri: str) -> list[tuple[str, str, dict[str, Any]]]:
+        """What can be done now to the last rewrite of `uri`, as (title, command, its argument): code actions
+        for clients that cannot run flowedit's commands with arguments themselves (Zed, Helix before 25.07,
+        any editor without flowedit's package)."""
+        run = self.last_by_uri.get(uri)
+        if run is None:
+            return []
+        session = run.session
+        if session.state is State.STREAMING:
+            return [("FlowEdit: Stop the rewrite", "flowedit.interrupt", {"uri": uri})] + [
+                (f"FlowEdit: Redirect: {p.title}", "flowedit.redirect", {"id": run.id, "instruction": p.instruction})
+                for p in self.host.settings.rewrite.presets]
+        out = []
+        if session.resumable:
+            out.append(("FlowEdit: Continue the rewrite", "flowedit.continue", {"uri": uri}))
+        if session.revertible:
+            out.append(("FlowEdit: Revert the last rewrite", "flowedit.revert", {"uri": uri}))
+        return out
+
     def _prune(self, keep: int = 100) -> None:
         """Forget the oldest finished runs (a long editing day must not grow memory without bound)."""
         finished = [i for i, r in self.runs.items() if r.done.is_set() and self.last_by_uri.get(r.uri) is not r]
@@ -340,7 +359,7 @@ class Rewrites:
         await run.told.wait()
         if run.progress_token is not None or run.session.state is State.DONE:
             return
-        token = f"flowedit-{run.id}"
+        token = f"flowedit-{run.id}" + (f"-{run.generation}" if run.generation else "")  # (a continued run: a new one)
         if not await self.host.create_progress(token) or run.done.is_set():
             return
         run.progress_token = token

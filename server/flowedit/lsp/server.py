@@ -329,17 +329,19 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
                     lsp.CodeActionOptions(code_action_kinds=[REWRITE_KIND], resolve_provider=False))
     def code_action(ls: FloweditServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
-        r = params.range
-        if (r.start.line, r.start.character) == (r.end.line, r.end.character) or params.text_document.uri not in ls.docs:
+        uri, r = params.text_document.uri, params.range
+        if uri not in ls.docs or ls.withheld(uri):
             return None
-        if ls.withheld(params.text_document.uri):
-            return None
-        base = {"uri": params.text_document.uri, "range": ls.protocol._converter.unstructure(r)}
-        choices = [("Rewrite selection…", None)] + [(p.title, p.instruction) for p in ls.settings.rewrite.presets]
+        choices: list[tuple[str, str, dict[str, Any]]] = []
+        if (r.start.line, r.start.character) != (r.end.line, r.end.character):
+            base = {"uri": uri, "range": ls.protocol._converter.unstructure(r)}
+            choices += [(title, "flowedit.rewrite", {**base, "instruction": instruction}) for title, instruction
+                        in [("Rewrite selection…", None)] + [(p.title, p.instruction) for p in ls.settings.rewrite.presets]]
+        if not ls.groups_rewrite_edits:  # (flowedit's own packages have commands and keys for these)
+            choices += ls.rewrites.controls(uri)
         return [lsp.CodeAction(title=title, kind=REWRITE_KIND,
-                               command=lsp.Command(title=title, command="flowedit.rewrite",
-                                                   arguments=[{**base, "instruction": instruction}]))
-                for title, instruction in choices]
+                               command=lsp.Command(title=title, command=command, arguments=[argument]))
+                for title, command, argument in choices] or None
 
     @server.command("flowedit.rewrite")
     async def rewrite(ls: FloweditServer, *args: Any) -> dict[str, Any]:
