@@ -1,6 +1,7 @@
-"""The README's Neovim configuration, as it is written there, in a real Neovim (each version of NEOVIMS):
-loaded like a user's init.lua, it starts `flowedit lsp` for a Python buffer and attaches it, and the
-server answers the editor's code action and completion requests.
+"""The README's Neovim configuration, and docs/editors.md's plugin-less one (0.11+: `vim.lsp.config`), as
+they are written there, in a real Neovim (each version of NEOVIMS): loaded like a user's init.lua, each
+starts `flowedit lsp` for a Python buffer and attaches it, and the server answers the editor's code
+action and completion requests.
 
 Only the endpoint is pointed at the scripted stand-in (the README's is OpenAI's), and `flowedit` is the
 one of this Python environment.
@@ -13,7 +14,10 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.editors.nvim import HERE, Nvim, run_nvim
+from tests.editors.test_neovim_plugin import doc_snippet
 from tests.lsp.harness import Gateway
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -29,7 +33,16 @@ def readme_snippet() -> str:
 
 
 async def test_the_readmes_neovim_configuration_attaches_flowedit(nvim: Nvim, tmp_path: Path) -> None:
-    snippet = readme_snippet()
+    await attaches(nvim, tmp_path, readme_snippet())
+
+
+async def test_the_docs_neovim_configuration_without_the_plugin_attaches_flowedit(nvim: Nvim, tmp_path: Path) -> None:
+    if nvim.version < (0, 11):
+        pytest.skip("vim.lsp.config is Neovim 0.11's (docs/editors.md says so; 0.7 is the README's snippet)")
+    await attaches(nvim, tmp_path, doc_snippet("### Without the plugin"))
+
+
+async def attaches(nvim: Nvim, tmp_path: Path, snippet: str) -> None:
     assert snippet.count(ENDPOINT) == 1, snippet
     config = tmp_path / "init.lua"
     async with Gateway("al_count + 1)\n", tmp_path) as gw:
