@@ -105,12 +105,18 @@ Unless something else changed the buffer since the rewrite's last edit."
                                      (eglot--range-region (plist-get edit :range) 'markers)))
                              edits)))
         (dolist (region (reverse regions))
-          (let ((beg (cadr region)) (end (cddr region)))
-            (goto-char beg)
-            (delete-region beg end)
-            (insert (car region))
-            (set-marker beg nil)
-            (set-marker end nil)))))))
+          (let* ((text (car region)) (from (cadr region)) (to (cddr region))
+                 (beg (marker-position from)) (end (marker-position to)))
+            ;; one change per edit, as Eglot's own edits make: Eglot counts a version per change it sees,
+            ;; and the server names the next edit's version by that count
+            (let ((inhibit-modification-hooks t))
+              (run-hook-with-args 'before-change-functions beg end)
+              (goto-char beg)
+              (delete-region beg end)
+              (insert text)
+              (run-hook-with-args 'after-change-functions beg (+ beg (length text)) (- end beg)))
+            (set-marker from nil)
+            (set-marker to nil)))))))
 
 (defun flowedit--apply-workspace-edit (edit id)
   "Apply the WorkspaceEdit EDIT (of rewrite ID, or nil).

@@ -40,6 +40,13 @@
             (fet-tell "error" :error (format "%S" err)))))
 
 ;; what the package does, told to the test
+(defvar fet-refused 0 "Server edits the package refused (for another version than the buffer's).")
+(advice-add 'flowedit--apply-workspace-edit :filter-return
+            (lambda (answer)
+              (unless (eq (plist-get answer :applied) t)
+                (setq fet-refused (1+ fet-refused))
+                (fet-tell "refused" :reason (plist-get answer :failureReason)))
+              answer))
 (add-hook 'flowedit-edit-functions
           (lambda (id) (fet-tell "edit" :id id :ms (fet-ms))))
 (defvar fet-told-outcome (make-hash-table :test #'equal))
@@ -92,6 +99,7 @@
       (with-current-buffer fet-buffer
         (write-region (point-min) (point-max) (fet-env "FLOWEDIT_EMACS_OUT") nil 'silent)))
     (setf (alist-get 'errors fet-summary) (vconcat (reverse fet-errors)))
+    (setf (alist-get 'refused fet-summary) fet-refused)
     (setf (alist-get 'emacs fet-summary) emacs-version)
     (setf (alist-get 'eglot fet-summary)
           (package-version-join (package-desc-version (cadr (assq 'eglot package-alist)))))

@@ -155,6 +155,7 @@ async def test_emacs_package_rewrites_undoes_interrupts_redirects_reverts(tmp_pa
     print(f"\nEmacs {summary['emacs']} Eglot {summary['eglot']} + flowedit.el (idle {ready['idle_time']} s): "
           f"rewrite {outcome['outcome']} in {edits} edits ({rewrite_ms:.0f} ms); interrupt {interrupted['outcome']}; "
           f"typing {typed} keys at 80 ms: {len(times)} edits, longest gap {gap:.0f} ms; "
+          f"edits refused as stale {summary['refused']}; "
           f"mode line {summary.get('mode_line')!r}; run {seconds:.1f} s")
     messages = summary["messages"]
     diag = lambda: "" + read(term.files.log) + "\n--- messages:\n" + messages + server_log(tmp_path / "server.log")  # noqa: E731
