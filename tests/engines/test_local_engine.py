@@ -183,3 +183,22 @@ def test_max_tokens_and_an_empty_index(tmp_path: Path) -> None:
     empty = LocalEngine()
     assert complete(empty, "") == "" and complete(empty, "def f(") == ""
     assert complete(empty, "alpha = 1\nbeta = alpha + 1\ngamma = al") == "pha + 1"
+
+
+def test_a_lookup_ends_at_its_deadline_with_what_it_has(tmp_path: Path) -> None:
+    make_workspace(tmp_path, {"greeter.py": GREETER})
+    prompt = "def shout(text):\n    return text."
+    whole = complete(LocalEngine(LocalSettings(workspace=tmp_path)), prompt)
+    hurried = LocalEngine(LocalSettings(workspace=tmp_path, deadline_ms=1e-6))  # over after the first token
+    assert whole == 'upper() + "!"'
+    cut = complete(hurried, prompt)
+    # it stopped after its first token; the stop rules drop a line they could not finish
+    assert cut != whole and whole.startswith(cut)
+
+
+def test_the_index_build_tells_its_progress(tmp_path: Path) -> None:
+    make_workspace(tmp_path, {"a.py": GREETER, "b.py": "x = 1\n"})
+    told: list[tuple[int, int]] = []
+    engine = LocalEngine(LocalSettings(workspace=tmp_path), progress=lambda files, tokens: told.append((files, tokens)))
+    assert [files for files, _ in told] == [1, 2]
+    assert told[-1][1] == engine.index.stats.tokens

@@ -1,4 +1,4 @@
-"""`flowedit lsp` with no endpoint: the embedded engine in-process, behind a per-process token."""
+"""`flowedit lsp` with no endpoint: the embedded engine (in a process of its own), behind a per-process token."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ async def ed(tmp_path):
     editor = Editor(inline=True)
     await editor.start({}, env={"FLOWEDIT_ENDPOINT": ""}, root_uri=tmp_path.as_uri())
     yield editor
-    await editor.stop()
+    if not editor.client.stopped:  # (a test may stop it itself)
+        await editor.stop()
 
 
 def _open_app(ed: Editor, tmp_path, text: str = APP_FILE) -> str:
@@ -71,9 +72,25 @@ async def test_completions_come_from_the_workspace_index(ed, tmp_path):
     assert not any("127.0.0.1" in json.dumps(s) for s in ed.statuses)
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux: /proc/*/stat)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                out.append(int(stat.parent.name))
+    return out
+
+
 async def test_the_embedded_listener_refuses_connections_without_the_token(ed, tmp_path):
     await ed.ghost(_open_app(ed, tmp_path, "x = \n"), len("x = "), invoked=True)
-    ports = listening_ports(ed.client._server.pid)  # the status never says where it listens: ask the kernel
+    server = ed.client._server.pid
+    # the engine runs in a process of its own (its lookups must not hold the server's loop): the server
+    # listens nowhere, its one child does; the status never says where: ask the kernel
+    assert listening_ports(server) == []
+    (child,) = children(server)
+    ports = listening_ports(child)
     assert len(ports) == 1, ports
     endpoint = f"ws://127.0.0.1:{ports[0]}/v1/responses"
     for headers in ({}, {"Authorization": "Bearer guessed"}):

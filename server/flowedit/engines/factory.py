@@ -15,7 +15,7 @@ import logging
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Callable, Literal
 
 import pydantic
 
@@ -55,11 +55,11 @@ class EngineSpec:
     fim_template: str | None = None
 
 
-def build_engine(spec: EngineSpec) -> Engine:
+def build_engine(spec: EngineSpec, progress: Callable[[int, int], None] | None = None) -> Engine:
     """The engine `spec` names (ValueError/OSError with a sentence if an option is wrong).
 
-    The embedded engine indexes its folders here: seconds for a big corpus, so async callers run this
-    in a thread (`InProcess` does)."""
+    The embedded engine indexes its folders here (telling `progress(files, tokens)`): seconds for a big
+    corpus, so async callers run it elsewhere (`InProcess` runs it in a process of its own)."""
     if spec.kind == "local":
         from flowedit.engines.local import LocalEngine, LocalSettings  # numpy and friends: only when asked
 
@@ -68,7 +68,7 @@ def build_engine(spec: EngineSpec) -> Engine:
                                      max_tokens=spec.max_tokens, index_budget_tokens=spec.index_budget_tokens)
         except pydantic.ValidationError as exc:
             raise ValueError("; ".join(f"{e['loc'][0]}: {e['msg']}" for e in exc.errors())) from None
-        return LocalEngine(settings)
+        return LocalEngine(settings, progress)
     if spec.kind == "openai-compatible":
         from flowedit.engines.upstream import UpstreamEngine, api_key_from_env
 
@@ -92,14 +92,21 @@ def embedded_spec(root: str | None, exclude: list[str], corpus: list[str], budge
 
 
 class InProcess:
-    """In-process engines by key, started on first use, each behind its own token-guarded gateway."""
+    """The server's own engines by key, started on first use, each behind its own token-guarded gateway:
+    the embedded engine in a process of its own (engines/child.py: its index build and lookups hold the
+    GIL, and must not hold the editor's requests), the bridge in this process (it only waits on sockets).
 
-    def __init__(self) -> None:
+    `on_progress(message, done)` is told how the embedded engine's index build goes."""
+
+    def __init__(self, on_progress: Callable[[str, bool], None] = lambda message, done: None) -> None:
         self._token = secrets.token_urlsafe(32)
         known_secrets.add(self._token)
         self._lock = asyncio.Lock()
-        self._running: dict[str, tuple[Engine, Gateway]] = {}
+        self._running: dict[str, tuple[Any, Any]] = {}  # key: (engine, its gateway) — one object for a process
         self._dirty: dict[str, Document] = {}
+        self._known: dict[str, Document] = {}  # every document changed since start-up (a new process learns them)
+        self._restarts: set[asyncio.Task] = set()
+        self.on_progress = on_progress
 
     @property
     def urls(self) -> list[str]:
@@ -109,28 +116,60 @@ class InProcess:
     async def endpoint(self, key: str, spec: EngineSpec) -> tuple[str, dict[str, str]]:
         """URL and headers of the gateway for engine `key`, built from `spec` the first time."""
         async with self._lock:
+            running = self._running.get(key)
+            if running is not None and not getattr(running[0], "alive", True):
+                del self._running[key]
             if key not in self._running:
-                engine = await asyncio.to_thread(build_engine, spec) if spec.kind == "local" else build_engine(spec)
+                if spec.kind == "local":
+                    from flowedit.engines.process import EngineProcess
+
+                    child = await EngineProcess.start(spec, self._token, self.on_progress)
+                    child.on_exit = lambda: self._restart(key, spec)
+                    self._running[key] = (child, child)
+                    self._dirty.update(self._known)  # what it was told before it (re)started
+                    engine = child
+                else:
+                    engine = build_engine(spec)
+                    gateway = Gateway(engine, token=self._token)
+                    await gateway.serve("127.0.0.1", 0)
+                    self._running[key] = (engine, gateway)
                 log.info("in-process engine: %s", engine.describe())
-                gateway = Gateway(engine, token=self._token)
-                await gateway.serve("127.0.0.1", 0)
-                self._running[key] = (engine, gateway)
             engine = self._running[key][0]
             if hasattr(engine, "set_exclude") and (dropped := engine.set_exclude(spec.exclude)):
                 log.info("in-process engine: %d documents the new excludes rule out are left out", dropped)
         self.flush()
+        for engine, _ in list(self._running.values()):
+            sync = getattr(engine, "sync", None)
+            if sync is not None:
+                await sync()  # what changed before this request is what the engine answers from
         return self._running[key][1].url, {"Authorization": f"Bearer {self._token}"}
+
+    def _restart(self, key: str, spec: EngineSpec) -> None:
+        """The engine's process ended while it served (killed, out of memory): start another now, so that
+        the next request finds it indexed."""
+        log.warning("the embedded engine's process ended: starting it again")
+        self._restarts.add(task := asyncio.ensure_future(self._start_again(key, spec)))
+        task.add_done_callback(self._restarts.discard)
+
+    async def _start_again(self, key: str, spec: EngineSpec) -> None:
+        try:
+            await self.endpoint(key, spec)
+        except (ValueError, OSError) as exc:
+            log.warning("the embedded engine could not start again: %s", exc)
 
     def document_changed(self, doc: Document) -> None:
         """Remember to re-index `doc` before the next request (not on every keystroke)."""
         self._dirty[doc.uri] = doc
+        self._known[doc.uri] = doc
 
     def document_closed(self, uri: str) -> None:
         self._dirty.pop(uri, None)
+        self._known.pop(uri, None)
 
     def forget(self, uri: str) -> None:
         """`uri` is not for models any more (a private key appeared in it): out of every index at once."""
         self._dirty.pop(uri, None)
+        self._known.pop(uri, None)
         for engine, _ in self._running.values():
             remove = getattr(engine, "remove_document", None)
             if remove is not None:

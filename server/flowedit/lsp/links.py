@@ -34,11 +34,13 @@ def answered_by(asked: str | None, shown_url: str | None, answered: str | None) 
 class Links:
     """Model links by URL, each with what it was made with (key, multiplexing, CA file)."""
 
-    def __init__(self, on_state: Callable[[str], None]) -> None:
-        self.in_process = InProcess()
+    def __init__(self, on_state: Callable[[str], None],
+                 on_progress: Callable[[str, bool], None] = lambda message, done: None) -> None:
+        self.in_process = InProcess(on_progress)
         self._on_state = on_state
         self._links: dict[str, tuple[ModelLink, tuple]] = {}
         self._retired: list[ModelLink] = []  # replaced links still serving their streams
+        self._embedded_url: str | None = None
 
     async def get(self, kind: Kind, s: Settings, root_path: Callable[[], str | None]) -> tuple[ModelLink, str]:
         """The link to the endpoint serving `kind` (created on first use) and the model to ask;
@@ -52,10 +54,13 @@ class Links:
             except ValueError as exc:
                 raise ModelFailure(f"cannot start the bridge to {redact(s.upstream)}: {exc}") from None
             multiplex, shown = "on", redact(s.upstream)
-        elif not url:  # no endpoint: the embedded engine, in this process, behind its own token
+        elif not url:  # no endpoint: the embedded engine, in a process of its own, behind its own token
             url, headers = await self.in_process.endpoint("embedded", embedded_spec(
                 root_path(), s.exclude, s.embedded.corpus, s.embedded.index_budget_tokens))
             multiplex, model, shown = "on", "embedded", None
+            if self._embedded_url not in (None, url) and self._embedded_url in self._links:
+                self._retired.append(self._links.pop(self._embedded_url)[0])  # its process was started again
+            self._embedded_url = url
         else:
             key = s.api_key()
             headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -93,6 +98,11 @@ class Links:
         key, a certificate) is said at once, with the endpoint (never a secret). While one is down its
         link fails requests at once and tries again in the background."""
         seen: set[str] = set()
+        if not s.target("inline")[0] and not s.upstream and s.inline.enabled:
+            try:  # the embedded engine: it starts indexing now, not at the first completion
+                await self.get("inline", s, root_path)
+            except (ModelFailure, ValueError, OSError) as exc:
+                warn(f"FlowEdit's embedded engine cannot start: {exc}")
         for kind in ("inline", "rewrite"):
             url, _ = s.target(kind)
             if not url or url in seen:  # the embedded engine or the bridge: in this process

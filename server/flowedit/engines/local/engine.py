@@ -18,8 +18,9 @@ model: they are refused with an `unsupported` error naming the settings that ena
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator, Sequence
+from typing import Any, AsyncIterator, Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,6 +55,8 @@ class LocalSettings(BaseModel):
     max_tokens: int = Field(default=128, ge=1, le=MAX_TOKENS_CAP)
     # 8 bytes of index per token: 8M tokens ≈ 64 MB, about 25 MB of source code
     index_budget_tokens: int = Field(default=8_000_000, ge=0)
+    # a lookup ends after this long with what it has: a suggestion that comes late is worth less than none
+    deadline_ms: float = Field(default=50.0, gt=0)
 
 
 class LocalEngine:
@@ -63,14 +66,16 @@ class LocalEngine:
     name = "local"
     serves_as = "embedded engine"
 
-    def __init__(self, settings: LocalSettings | None = None) -> None:
+    def __init__(self, settings: LocalSettings | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+        """`progress(files, tokens)` is told as the index grows."""
         self.settings = settings or LocalSettings()
         roots = ([self.settings.workspace] if self.settings.workspace else []) + list(self.settings.corpus)
         for root in roots:
             if not root.is_dir():
                 raise ValueError(f"not a directory: {root}")
         self._filter = SourceFilter(self.settings.workspace, self.settings.exclude) if self.settings.workspace else None
-        self.index = LayeredIndex(documents(roots, self.settings.exclude), self.settings.index_budget_tokens)
+        self.index = LayeredIndex(documents(roots, self.settings.exclude), self.settings.index_budget_tokens, progress)
 
     def describe(self) -> str:
         """One line: what the index holds and what it cost."""
@@ -136,13 +141,14 @@ class LocalEngine:
         sources.append((Shard(own), 1))
         texts = vocab.texts()
         stop = FimStop(prefix[-PREFIX_WINDOW:], suffix[:SUFFIX_WINDOW])
+        deadline = time.perf_counter() + self.settings.deadline_ms / 1000
         for count, token in enumerate(Continuation(sources, context, texts, first=partial), start=1):
             piece = texts[token][len(partial):] if count == 1 else texts[token]
             if piece:
                 yield from stop.push(piece)
             if stop.done:
                 return
-            if count >= limit:
+            if count >= limit or time.perf_counter() > deadline:
                 break
         yield from stop.finish()
 

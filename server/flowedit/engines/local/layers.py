@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from array import array
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from flowedit.engines.local.index import Shard, Vocabulary
 from flowedit.engines.local.predictor import Source
@@ -68,7 +68,8 @@ class _Layer:
 class LayeredIndex:
     """Static + settled + loose shards over one vocabulary (see the module docstring)."""
 
-    def __init__(self, documents: Iterable[Document], budget_tokens: int) -> None:
+    def __init__(self, documents: Iterable[Document], budget_tokens: int,
+                 progress: Callable[[int, int], None] | None = None) -> None:
         started = time.perf_counter()
         self.vocab = Vocabulary()
         docs: list[tuple[str, array]] = []
@@ -81,6 +82,8 @@ class LayeredIndex:
                 break
             docs.append((doc.path, ids))
             total += len(ids) + 1
+            if progress is not None:
+                progress(len(docs), total)
             lines += doc.text.count("\n") + (not doc.text.endswith("\n"))
             size += len(doc.text.encode("utf-8"))
         self.vocab.freeze()

@@ -1,0 +1,91 @@
+"""The embedded engine's own process (`python -m flowedit.engines.child SPEC_JSON`, started by
+engines/process.py, which says what goes over its stdin and stdout): builds the engine, telling its
+progress, serves it behind a token-guarded loopback gateway, applies the document changes it is sent,
+and ends when its stdin closes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from flowedit.engines.factory import EngineSpec, build_engine
+from flowedit.engines.process import TOKEN_ENV
+
+log = logging.getLogger(__name__)
+
+
+def spec_of(text: str) -> EngineSpec:
+    data = json.loads(text)
+    data["workspace"] = Path(data["workspace"]) if data.get("workspace") else None
+    data["corpus"] = tuple(Path(p) for p in data.get("corpus") or ())
+    data["exclude"] = tuple(data.get("exclude") or ())
+    data["faults"] = ()
+    return EngineSpec(**data)
+
+
+def _tell(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+async def _serve(spec: EngineSpec, token: str) -> None:
+    from flowedit.core.words import plural
+    from flowedit.engines.gateway import Gateway
+
+    last = [0.0]
+
+    def progress(files: int, tokens: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.25:
+            last[0] = now
+            _tell({"progress": f"Indexing: {plural(files, 'file')}, {tokens / 1e6:.1f}M tokens"})
+
+    _tell({"progress": "Indexing the workspace"})
+    try:
+        engine = build_engine(spec, progress=progress)
+    except (ValueError, OSError) as exc:
+        _tell({"error": str(exc)})
+        return
+    gateway = Gateway(engine, token=token)
+    await gateway.serve("127.0.0.1", 0)
+    stats = getattr(getattr(engine, "index", None), "stats", None)
+    done = f"Indexed {plural(stats.files, 'file')}, {stats.tokens / 1e6:.1f}M tokens" if stats else "Ready"
+    _tell({"listening": gateway.url, "describe": engine.describe(), "done": done})
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        try:
+            op = json.loads(line)
+            kind = op.get("op")
+            if kind == "update":
+                engine.update_document(op["path"], op["text"])
+            elif kind == "remove":
+                engine.remove_document(op["path"])
+            elif kind == "exclude":
+                dropped = engine.set_exclude(op["globs"])
+                if dropped:
+                    log.info("embedded engine: %d documents the new excludes rule out are left out", dropped)
+            elif kind == "sync":
+                _tell({"synced": op["n"]})
+        except Exception as exc:  # noqa: BLE001 - one bad line must not end the engine
+            log.warning("embedded engine: bad control line: %r", exc)
+    await gateway.close()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    token = os.environ.pop(TOKEN_ENV, "")
+    if len(sys.argv) != 2 or not token:
+        sys.exit("usage: FLOWEDIT_ENGINE_TOKEN=... python -m flowedit.engines.child SPEC_JSON (started by flowedit lsp)")
+    asyncio.run(_serve(spec_of(sys.argv[1]), token))
+
+
+if __name__ == "__main__":
+    main()
