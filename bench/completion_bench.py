@@ -1,11 +1,12 @@
 """Inline-completion benchmark: typing sessions against `flowedit lsp`, side by side, medians over reps.
 
-Three parts, each a typist imitated by `flowedit.editor.client` (an editor with `textDocument.inlineCompletion`)
+Four parts, each a typist imitated by `flowedit.editor.client` (an editor with `textDocument.inlineCompletion`)
 against the real language server (subprocess, stdio) and the real gateway socket in this process, answered
 by the scripted model stand-in — not a model — at `--rate` tokens/s after `--first-token-ms`:
 
 - type along: a 40-character line typed one key at a time *along* the suggestion, one request per key;
 - diverge: k keys along the suggestion, then keys that leave it; every answer is checked against the text;
+- after a pause: a burst of keys that leaves the suggestion, a 1 s pause, one more key: its ghost text's latency;
 - partial accept: a 100-character suggestion accepted word by word (`didPartiallyAcceptCompletion`).
 
 Keys are paced with `asyncio.sleep` (the typist's rhythm); results are awaited, never slept for.
@@ -63,6 +64,13 @@ PARTIAL = [
     ("stale", "stale", "n"), ("first_ms", "first ms", "ms"), ("next_p50", "next p50 ms", "ms"),
     ("next_p90", "next p90 ms", "ms"),
 ]
+
+
+AFTER_PAUSE = [
+    ("first_token_ms", "1st tok ms", "n"), ("pause_ms", "pause ms", "n"), ("model_calls", "model calls", "n"),
+    ("shown", "shown", "n"), ("pause_p50", "after pause p50 ms", "ms"), ("over_model_p50", "over model p50 ms", "ms"),
+]
+PAUSE_S = 1.0
 
 
 class Typist:
@@ -179,6 +187,29 @@ async def diverge(typist: Typist, k: int, keys_ms: float, first_token_ms: float,
             "first_token_ms": first_token_ms}
 
 
+async def after_pause(typist: Typist, first_token_ms: float, reps: int) -> dict:
+    """A burst of keys at 80 ms that leaves the suggestion, a pause, then one more key: how long that key's
+    ghost text takes (the model's first token is `first_token_ms` away; anything more is ours)."""
+    editor, times, runs = typist.editor, [], []
+    for _ in range(reps):
+        uri, before = typist.new_document(LINE_DOC), editor.counters()
+        burst, last = DIVERGE[:-1], DIVERGE[-1]
+        pending = []
+        for i, key in enumerate(burst):
+            editor.type(uri, LINE_AT + i, LINE_AT + i, key)
+            pending.append(asyncio.create_task(editor.inline(uri, LINE_AT + i + 1)))
+            await asyncio.sleep(0.08)  # ok: the typist's rhythm
+        await asyncio.gather(*pending)
+        await asyncio.sleep(PAUSE_S)  # ok: the pause
+        editor.type(uri, LINE_AT + len(burst), LINE_AT + len(burst), last)
+        answer = await editor.inline(uri, LINE_AT + len(DIVERGE))
+        editor.close(uri)
+        times.append(answer.latency_ms)
+        runs.append({**_delta(editor.counters(), before), "shown": int(answer.text is not None)})
+    return {**_medians(runs), "first_token_ms": first_token_ms, "pause_ms": PAUSE_S * 1000,
+            "pause_p50": p50(times), "over_model_p50": (p50(times) or 0) - first_token_ms}
+
+
 async def partial_accept(typist: Typist, first_token_ms: float, reps: int) -> dict:
     runs, follow = [], []
     for _ in range(reps):
@@ -240,7 +271,7 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}; `flowedit lsp` in a "
           f"subprocess, gateway in this process, editor = flowedit.editor.client (inlineCompletion, utf-16)")
 
-    along, diverging, partial = [], [], []
+    along, diverging, partial, paused = [], [], [], []
     for first_token_ms in first_tokens:
         async def rows(typist: Typist) -> None:
             for keys_ms in keys:
@@ -248,6 +279,7 @@ async def main(argv: list[str] | None = None) -> int:
             along.append(await type_along(typist, cancel_keys, first_token_ms, True, args.reps))
             for k in ks:
                 diverging.append(await diverge(typist, k, cancel_keys, first_token_ms, args.reps))
+            paused.append(await after_pause(typist, first_token_ms, args.reps))
 
         async def long(typist: Typist) -> None:
             partial.append(await partial_accept(typist, first_token_ms, args.reps))
@@ -261,6 +293,9 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"\ndiverge — k keys along the suggestion, then {DIVERGE!r} ({len(DIVERGE)} keys) that leaves it; "
           f"{cancel_keys:g} ms between keys; fresh at end / stale: sessions / answers out of all reps")
     print(table(DIVERGING, diverging))
+    print(f"\nafter a pause — {len(DIVERGE) - 1} keys at 80 ms that leave the suggestion, {PAUSE_S * 1000:g} ms "
+          "without a key, then one more: that key's ghost text, and what it took beyond the model's first token")
+    print(table(AFTER_PAUSE, paused))
     print(f"\npartial accept — an invoked {len(LONG)}-character suggestion accepted word by word, a request "
           "after each word; next = those follow-up requests")
     print(table(PARTIAL, partial))

@@ -127,17 +127,21 @@ def test_partial_accept_extends_the_cache_past_the_typeahead():
     assert cache.get("u", "p" + text[:90], "")[1] == text[90:]
 
 
-def test_adaptive_debounce_follows_typing_speed_and_never_delays_invoke():
+def test_adaptive_debounce_follows_typing_speed_and_never_delays_invoke_or_a_key_after_a_pause():
     d = AdaptiveDebounce(min_s=0.03, max_s=0.35, factor=1.5)
-    assert d.delay() == 0.03
+    assert d.delay() == 0  # the first key of all: nothing to wait for
     for i in range(6):
         d.keystroke(i * 0.1)
     assert d.delay() == pytest.approx(0.15)
     assert d.delay(invoked=True) == 0
+    d.keystroke(5 * 0.1 + 1.0)  # a pause, then a key: it asks at once (before: the burst's 0.15 s)
+    assert d.delay() == 0
+    d.keystroke(5 * 0.1 + 1.0 + 0.1)  # typing again: the burst's rhythm
+    assert d.delay() == pytest.approx(0.15)
     slow = AdaptiveDebounce(min_s=0.03, max_s=0.35)
     for i in range(6):
-        slow.keystroke(i * 1.0)
-    assert slow.delay() == 0.35
+        slow.keystroke(i * 0.3)
+    assert slow.delay() == pytest.approx(0.35)  # slow typing, each gap just under a pause: clamped
 
 
 # ---------------------------------------------------------------- auto-closed brackets and quotes (fit)
