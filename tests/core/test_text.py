@@ -23,12 +23,17 @@ def naive_starts(text: str) -> list[int]:
 
 @given(TEXT, st.data())
 def test_line_index_stays_right_through_changes(text, data):
-    doc = Document("file:///t", text)
+    # blocks of 2 starts: a few lines already span many blocks (the default is 512)
+    doc = Document("file:///t", text, line_block=data.draw(st.sampled_from([1, 2, 3, 512])))
     for _ in range(data.draw(st.integers(1, 6))):
         a = data.draw(st.integers(0, len(doc.text)))
         b = data.draw(st.integers(a, len(doc.text)))
         doc.apply(Change(a, b, data.draw(TEXT)))
-        assert doc._starts == naive_starts(doc.text)
+        naive = naive_starts(doc.text)
+        assert doc._starts.as_list() == naive
+        assert [doc._starts[i] for i in range(len(naive))] == naive and len(doc._starts) == len(naive)
+        for offset in {0, len(doc.text), *naive, *(p - 1 for p in naive if p), data.draw(st.integers(0, len(doc.text)))}:
+            assert doc.line_of(offset) == sum(1 for p in naive if p <= offset) - 1, offset
 
 
 @settings(max_examples=300)

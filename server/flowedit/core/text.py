@@ -9,10 +9,11 @@ and `\\r`, as in the LSP specification.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Iterable, Protocol
+
+from flowedit.core.lines import LineStarts
 
 _EOL = re.compile(r"\r\n|\r|\n")
 
@@ -148,13 +149,14 @@ class PositionError(ValueError):
 class Document:
     """An open document: its text, version, language and a line index kept up to date incrementally."""
 
-    def __init__(self, uri: str, text: str, version: int = 0, language_id: str = "") -> None:
+    def __init__(self, uri: str, text: str, version: int = 0, language_id: str = "", *,
+                 line_block: int | None = None) -> None:
         self.uri = uri
         self.language_id = language_id
         self.version = version
         self.text = text
         self.unsafe: str | None = None  # why this copy may differ from the editor's (a change it could not apply)
-        self._starts = _line_starts(text, 0, len(text))
+        self._starts = LineStarts(_line_starts(text, 0, len(text)), line_block)
         self.observers: list[ChangeObserver] = []
         self._predicted: list[_Predicted] = []  # edits the editor applied and has not reported yet, in order
 
@@ -190,7 +192,7 @@ class Document:
 
     def line_of(self, offset: int) -> int:
         """The line holding `offset`."""
-        return bisect_right(self._starts, offset) - 1
+        return self._starts.line_of(offset)
 
     def offset_at(self, pos: Position, enc: Encoding, *, strict: bool = False) -> int:
         """Offset of an LSP position; columns past the line end and lines past the end are clamped, or
@@ -308,17 +310,11 @@ class Document:
         self._reindex(change)
 
     def _reindex(self, change: Change) -> None:
-        s, e, delta = change.start, change.end, change.delta
-        starts = self._starts
-        keep = bisect_right(starts, s - 1)  # starts < s only depend on text before s
-        tail_from = bisect_right(starts, e)  # starts > e depend on text after e only
-        self._starts = (
-            starts[:keep]
-            + [p for p in _line_starts(self.text, s, s + len(change.text)) if p >= max(s, 1)]
-            + [p + delta for p in starts[tail_from:]]
-        )
-        if not self._starts or self._starts[0] != 0:
-            self._starts.insert(0, 0)
+        # starts before the change only depend on the text before it, starts after it on the text after it
+        # (moved by the change's delta); those in between are found again in the new text
+        s = change.start
+        new = [p for p in _line_starts(self.text, s, s + len(change.text)) if p >= max(s, 1)]
+        self._starts.replace(s, change.end, [0, *new] if s == 0 else new, change.delta)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,86 @@
+"""Document-size benchmark: what a keystroke costs in a 1 MB document beside a tiny one.
+
+- core: `Document.apply` of one character (and of one line break) in the middle of each, µs (p50 of
+  `--keys` keystrokes): the server's own copy of the text and its line index;
+- server: the real `flowedit lsp` (subprocess, stdio) and the editor stand-in of `flowedit.editor.client`;
+  after each keystroke (a `didChange`) a `workspace/executeCommand flowedit.stats` round trip, which waits
+  for the server to have handled the change: its p50 in each document, interleaved (tiny, 1 MB, tiny
+  again), and the difference (target: ≤ 1 ms).
+
+The 1 MB document is the standard library's typing.py repeated (~29,000 lines). Figures, not a test.
+
+    .venv/bin/python bench/document_bench.py [--keys 300] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import statistics
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+from flowedit.core.text import Change, Document
+from flowedit.editor.client import EditorClient
+
+BIG = ((Path(sysconfig.get_paths()["stdlib"]) / "typing.py").read_text(encoding="utf-8") * 40)[:1_000_000]
+TINY = "x = 1\n"
+
+
+def core_us(text: str, keys: int, insert: str) -> float:
+    doc = Document("file:///bench.py", text)
+    at = len(text) // 2
+    times = []
+    for i in range(keys):
+        t0 = time.perf_counter()
+        doc.apply(Change(at + i, at + i, insert))
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
+async def server_ms(keys: int, rounds: int) -> dict[str, float]:
+    """p50 of keystroke + round trip per document, over `rounds` interleaved rounds."""
+    times: dict[str, list[float]] = {"tiny": [], "1 MB": []}
+    async with EditorClient({"inline": {"enabled": False}}) as editor:
+        docs = {"tiny": ("file:///w/tiny.py", TINY), "1 MB": ("file:///w/big.py", BIG)}
+        at = {}
+        for name, (uri, text) in docs.items():
+            editor.open(uri, text)
+            at[name] = text.index("\n", len(text) // 2) + 1 if len(text) > 100 else len(text)
+        for _ in range(rounds):
+            for name in ("tiny", "1 MB"):
+                uri = docs[name][0]
+                for i in range(keys):
+                    editor.type(uri, at[name], at[name], "a")
+                    at[name] += 1
+                    t0 = time.perf_counter()
+                    await editor.command("flowedit.stats", {})
+                    times[name].append((time.perf_counter() - t0) * 1000)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="a short run that proves the harness (CI)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.keys, args.rounds = 20, 1
+    lines = BIG.count("\n")
+    print(f"document_bench: Python {platform.python_version()} on {platform.machine()}; 1 MB = {len(BIG):,} "
+          f"characters, {lines:,} lines; {args.keys} keystrokes x {args.rounds} rounds")
+    for insert, what in (("a", "a character"), ("\n", "a line break")):
+        tiny, big = core_us(TINY, args.keys, insert), core_us(BIG, args.keys, insert)
+        print(f"core Document.apply of {what:<13} tiny {tiny:7.1f} µs   1 MB {big:7.1f} µs   "
+              f"difference {big - tiny:7.1f} µs")
+    server = asyncio.run(server_ms(args.keys, args.rounds))
+    print(f"server keystroke + round trip        tiny {server['tiny']:7.3f} ms   1 MB {server['1 MB']:7.3f} ms   "
+          f"difference {server['1 MB'] - server['tiny']:7.3f} ms (target ≤ 1 ms)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
