@@ -39,6 +39,9 @@ from flowedit.engines.sse import SSEDecoder  # noqa: E402
 from flowedit.engines.upstream import UpstreamEngine  # noqa: E402
 from flowedit.model import wire  # noqa: E402
 
+# `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
+QUICK = ["--requests", "20"]
+
 EXT = {"task": "complete", "prefix": "def area(w, h):\n    return ", "suffix": "\n", "path": "a.py",
        "language_id": "python", "max_tokens": 16}
 BODY = {"model": "m", "prompt": EXT["prefix"], "suffix": EXT["suffix"], "stream": True, "max_tokens": 16}

@@ -29,6 +29,9 @@ from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
 from flowedit.editor.client import SERVER_COMMAND, EditorClient, InlineAnswer
 
+# `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
+QUICK = ["--reps", "1", "--keys-ms", "80", "--first-token-ms", "50", "--diverge-at", "3"]
+
 LINE = "compute_the_answer(alpha, beta, gamma_1)"  # the suggestion typed along: 40 characters
 LINE_DOC = "import os\n\nresult = \n\nprint(result)  # after\n"
 LINE_AT = LINE_DOC.index("result = ") + len("result = ")

@@ -35,6 +35,9 @@ from flowedit.engines.local import LocalEngine, LocalSettings
 from flowedit.engines.local.predictor import Continuation
 from flowedit.engines.local.tokenizer import tokenize
 
+# `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
+QUICK = ["--lines", "3000", "--prompts", "20", "--tokens", "32"]
+
 
 def stdlib_files() -> list[Path]:
     root = Path(sysconfig.get_paths()["stdlib"])

@@ -42,6 +42,9 @@ from rewrite_bench import ServeProcess  # noqa: E402
 
 from flowedit.engines.scripted import tokenize  # noqa: E402
 
+# `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
+QUICK = ["--users", "10", "--seconds", "1"]
+
 ANSWER_LINE = "total = sum(item.price * item.quantity for item in order.items if not item.refunded)\n"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

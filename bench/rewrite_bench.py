@@ -23,6 +23,9 @@ from flowedit.cli.demo import FUNCTION, SAMPLE, function_span
 from flowedit.engines.scripted import tokenize
 from flowedit.editor.client import SERVER_COMMAND, EditorClient
 
+# `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
+QUICK = ["--reps", "1", "--rates", "10000,0", "--tokens", "300"]
+
 LISTENING = "flowedit gateway listening on "
 COLUMNS = [  # (key, header, decimals); widths follow the headers
     ("rate", "rate tok/s", None),

@@ -22,6 +22,9 @@ from flowedit.editor.client import EditorClient
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
 
+# `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
+QUICK = ["--minutes", "0.15", "--drop-every-s", "3"]
+
 ANSWER = "".join(f"def handler_{i}(event):\n    return event * {i}  # 中文 😀\n" for i in range(6))
 COMPLETION = "total(items) + 1"
 TYPED = "".join(f"value_{n} = total(items) + {n % 97}\n" for n in range(400))

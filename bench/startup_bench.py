@@ -17,9 +17,13 @@ import subprocess
 import sys
 import time
 
+# `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
+QUICK = ["--reps", "2"]
+
 BARE = """
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+
 server = LanguageServer("bare", "0")
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def hover(ls, params):

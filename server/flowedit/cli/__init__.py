@@ -26,8 +26,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=help_text)
         if only is None or only == name:
             importlib.import_module(module).add_arguments(command)
-    bench = sub.add_parser("bench", help="benchmarks (source checkout: bench/*.py); e.g. flowedit bench rewrite")
-    bench.add_argument("name", nargs="?", default="rewrite", help="which benchmark: bench/NAME_bench.py")
+    bench = sub.add_parser("bench", help="benchmarks (source checkout: bench/*.py); e.g. flowedit bench rewrite; "
+                                          "flowedit bench --quick runs every one in its quick mode")
+    bench.add_argument("--quick", action="store_true",
+                       help="every benchmark (or NAME) in its quick mode: proves each runs and prints its figures")
+    bench.add_argument("name", nargs="?", default=None, help="which benchmark: bench/NAME_bench.py (default: rewrite)")
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="passed on, e.g. --reps 3")
     bench.set_defaults(run=_run_bench)
     return parser
@@ -46,6 +49,19 @@ def _run_bench(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     checkout = Path(__file__).resolve().parents[3]  # server/flowedit/cli/__init__.py → the checkout
+    if "--quick" in args.bench_args:  # `flowedit bench NAME --quick`: after NAME, argparse passes it on
+        args.quick, args.bench_args = True, [a for a in args.bench_args if a != "--quick"]
+    if args.quick and args.name is None:  # every benchmark, quick: one failure fails the whole
+        names = sorted(p.name[: -len("_bench.py")] for p in (checkout / "bench").glob("*_bench.py"))
+        failed = []
+        for name in names:
+            print(f"\n===== flowedit bench {name} --quick", flush=True)
+            if _run_bench(argparse.Namespace(name=name, quick=True, bench_args=list(args.bench_args))) != 0:
+                failed.append(name)
+        print(f"\n===== {len(names) - len(failed)} of {len(names)} benchmarks ran"
+              + (f"; failed: {', '.join(failed)}" if failed else ""))
+        return 1 if failed or not names else 0
+    args.name = args.name or "rewrite"
     script = checkout / "bench" / f"{args.name}_bench.py"
     if not script.is_file():
         names = sorted(p.name[: -len("_bench.py")] for p in (checkout / "bench").glob("*_bench.py"))
@@ -60,7 +76,9 @@ def _run_bench(args: argparse.Namespace) -> int:
     spec = importlib.util.spec_from_file_location(f"flowedit_bench_{args.name}", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    result = module.main(args.bench_args)
+    # quick mode: the arguments the benchmark names for it (QUICK), before any given
+    bench_args = ([*getattr(module, "QUICK", ["--quick"]), *args.bench_args] if args.quick else args.bench_args)
+    result = module.main(bench_args)
     return int((asyncio.run(result) if inspect.iscoroutine(result) else result) or 0)
 
 

@@ -1,0 +1,38 @@
+"""`flowedit bench --quick` runs every benchmark of bench/ in its quick mode (QUICK in each script, or its
+own --quick) and each prints every one of its figures — the harness works; the values are not judged here
+(they are the benchmarks' business, on a quiet machine)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+# what each benchmark prints, its tables' headers and figure labels (one missing: a figure was lost)
+FIGURES = {
+    "bridge": ["first delta ms", "whole answer ms", "added by bridge (keep-alive)", "Nagle on"],
+    "completion": ["type along", "diverge", "after a pause", "partial accept", "over model p50 ms"],
+    "document": ["core Document.apply of a character", "server keystroke + round trip", "difference"],
+    "engine": ["build:", "index:", "generation:", "requests:", "incremental update"],
+    "gateway": ["KiB/conn", "lanes/s", "ttft p50 ms", "served/s"],
+    "responsive": ["index building", "index built", "probes", "ghost text", "slowest probe"],
+    "rewrite": ["ttft ms", "tok→edit ms", "total ms", "tail ms", "achieved tok/s"],
+    "soak": ["start", "end", "RSS", "socket drops"],
+    "startup": ["bare pygls", "flowedit lsp − bare pygls"],
+}
+
+
+def test_every_benchmark_runs_quick_and_prints_its_figures() -> None:
+    names = sorted(p.name.removesuffix("_bench.py") for p in BENCH.glob("*_bench.py"))
+    assert names == sorted(FIGURES), "a benchmark without its expected figures here (or the other way round)"
+    done = subprocess.run([sys.executable, "-m", "flowedit.cli", "bench", "--quick"], capture_output=True,
+                          text=True, timeout=600)
+    out = done.stdout
+    assert done.returncode == 0, out[-4000:] + done.stderr[-4000:]
+    assert f"{len(names)} of {len(names)} benchmarks ran" in out, out[-2000:]
+    sections = dict(part.split("\n", 1) for part in out.split("\n===== flowedit bench ")[1:])
+    for name in names:
+        section = sections.get(f"{name} --quick", "")
+        missing = [label for label in FIGURES[name] if label not in section]
+        assert not missing, f"{name}: {missing} not printed\n{section[-3000:]}"
