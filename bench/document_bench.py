@@ -2,6 +2,7 @@
 
 - core: `Document.apply` of one character (and of one line break) in the middle of each, µs (p50 of
   `--keys` keystrokes): the server's own copy of the text and its line index;
+- core: a position in the middle of a 1 MB line that is not ASCII, each way (UTF-16, UTF-8), ms;
 - server: the real `flowedit lsp` (subprocess, stdio) and the editor stand-in of `flowedit.editor.client`;
   after each keystroke (a `didChange`) a `workspace/executeCommand flowedit.stats` round trip, which waits
   for the server to have handled the change: its p50 in each document, interleaved (tiny, 1 MB, tiny
@@ -23,7 +24,7 @@ import sysconfig
 import time
 from pathlib import Path
 
-from flowedit.core.text import Change, Document
+from flowedit.core.text import Change, Document, Encoding
 from flowedit.editor.client import EditorClient
 
 BIG = ((Path(sysconfig.get_paths()["stdlib"]) / "typing.py").read_text(encoding="utf-8") * 40)[:1_000_000]
@@ -77,6 +78,16 @@ def main(argv: list[str] | None = None) -> None:
         tiny, big = core_us(TINY, args.keys, insert), core_us(BIG, args.keys, insert)
         print(f"core Document.apply of {what:<13} tiny {tiny:7.1f} µs   1 MB {big:7.1f} µs   "
               f"difference {big - tiny:7.1f} µs")
+    long_line = ("é中😀 abc " * 150_000)[:1_000_000]  # one 1 MB line, not ASCII
+    for enc in (Encoding.UTF16, Encoding.UTF8):
+        doc = Document("file:///long.py", long_line)
+        t0 = time.perf_counter()
+        position = doc.position_at(len(long_line) // 2, enc)
+        t1 = time.perf_counter()
+        doc.offset_at(position, enc)
+        t2 = time.perf_counter()
+        print(f"core middle of a 1 MB line, {enc.value:<6}  offset → position {(t1 - t0) * 1000:6.2f} ms   "
+              f"position → offset {(t2 - t1) * 1000:6.2f} ms")
     server = asyncio.run(server_ms(args.keys, args.rounds))
     print(f"server keystroke + round trip        tiny {server['tiny']:7.3f} ms   1 MB {server['1 MB']:7.3f} ms   "
           f"difference {server['1 MB'] - server['tiny']:7.3f} ms (target ≤ 1 ms)")

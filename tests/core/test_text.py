@@ -156,3 +156,37 @@ def test_line_ends_give_the_same_text_however_the_stream_is_cut(text, eol, data)
     # every break, a lone CR included, is one `eol` (computed without the module's regex)
     expected = text.replace("\r\n", "\0").replace("\r", "\0").replace("\n", "\0").replace("\0", eol)
     assert got == expected
+
+
+def _units_of(enc: Encoding, c: str) -> int:
+    """One character's width in `enc`'s units."""
+    if enc is Encoding.UTF32:
+        return 1
+    if enc is Encoding.UTF16:
+        return len(c.encode("utf-16-le", "surrogatepass")) // 2
+    return len(c.encode("utf-8", "surrogatepass"))
+
+
+def _per_character_index(enc: Encoding, line: str, units: int) -> int:
+    """The column → code point rule, one character at a time (what Encoding.index computes in C)."""
+    if units <= 0:
+        return 0
+    count = 0
+    for i, c in enumerate(line):
+        if count + _units_of(enc, c) > units:
+            return i
+        count += _units_of(enc, c)
+    return len(line)
+
+
+# lines of ASCII, BMP (é, 中), astral (😀) characters and lone surrogates (what an editor may send)
+LINE = st.text(st.sampled_from(["a", "é", "中", "\uffff", "😀", "\U0010ffff", "\ud800", "\udc00", "\x7f"]), max_size=14)
+
+
+@settings(max_examples=500)
+@given(LINE, st.sampled_from(list(Encoding)), st.data())
+def test_columns_and_code_points_agree_with_a_per_character_count(line, enc, data):
+    width = sum(_units_of(enc, c) for c in line)
+    assert enc.units(line) == width
+    units = data.draw(st.integers(-1, width + 2))
+    assert enc.index(line, units) == _per_character_index(enc, line, units)
