@@ -3,6 +3,7 @@
 - core: `Document.apply` of one character (and of one line break) in the middle of each, µs (p50 of
   `--keys` keystrokes): the server's own copy of the text and its line index;
 - core: a position in the middle of a 1 MB line that is not ASCII, each way (UTF-16, UTF-8), ms;
+- server: a whole rewrite inside a 1 MB line beside the same rewrite in a short line (target ratio ≤ 2);
 - server: the real `flowedit lsp` (subprocess, stdio) and the editor stand-in of `flowedit.editor.client`;
   after each keystroke (a `didChange`) a `workspace/executeCommand flowedit.stats` round trip, which waits
   for the server to have handled the change: its p50 in each document, interleaved (tiny, 1 MB, tiny
@@ -63,14 +64,44 @@ async def server_ms(keys: int, rounds: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+ANSWER = "compute(é, 中文, 😀) + " * 40 + "0"  # ~280 tokens of a one-line answer, streamed in several edits
+
+
+async def rewrite_ms(line: str, reps: int) -> float:
+    """p50 of a whole replace-mode rewrite of `OLD` in the middle of `line` (the document's one line), from
+    the command to its end, against the scripted stand-in at 20,000 tok/s."""
+    from flowedit.editor.client import SERVER_COMMAND
+    from flowedit.engines.gateway import Gateway
+    from flowedit.engines.scripted import ScriptedEngine
+
+    middle = len(line) // 2
+    text = line[:middle] + "OLD" + line[middle:] + "\n"
+    times = []
+    async with Gateway(ScriptedEngine(ANSWER, rate=20_000)) as gateway:
+        async with EditorClient({"model": "scripted"}, command=(*SERVER_COMMAND, "--endpoint", gateway.url)) as editor:
+            for rep in range(reps + 1):  # the first opens the model link: not counted
+                uri = f"file:///w/line{rep}.py"
+                editor.open(uri, text)
+                t0 = time.perf_counter()
+                rewrite_id = await editor.rewrite(uri, middle, middle + 3, mode="replace")
+                outcome = await editor.outcome(rewrite_id)
+                if rep:
+                    times.append((time.perf_counter() - t0) * 1000)
+                if outcome.get("outcome") != "finished" or editor.text(uri) != text.replace("OLD", ANSWER):
+                    raise RuntimeError(f"the rewrite did not land exactly: {outcome}")
+                editor.close(uri)
+    return statistics.median(times)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rewrites", type=int, default=5, help="rewrites per line length")
     parser.add_argument("--quick", action="store_true", help="a short run that proves the harness (CI)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.keys, args.rounds = 20, 1
+        args.keys, args.rounds, args.rewrites = 20, 1, 1
     lines = BIG.count("\n")
     print(f"document_bench: Python {platform.python_version()} on {platform.machine()}; 1 MB = {len(BIG):,} "
           f"characters, {lines:,} lines; {args.keys} keystrokes x {args.rounds} rounds")
@@ -88,6 +119,9 @@ def main(argv: list[str] | None = None) -> None:
         t2 = time.perf_counter()
         print(f"core middle of a 1 MB line, {enc.value:<6}  offset → position {(t1 - t0) * 1000:6.2f} ms   "
               f"position → offset {(t2 - t1) * 1000:6.2f} ms")
+    short, long = (asyncio.run(rewrite_ms(line, args.rewrites)) for line in ("é中😀 abc " * 4, long_line))
+    print(f"server rewrite inside a line (~280 tokens)  short line {short:7.1f} ms   1 MB line {long:7.1f} ms   "
+          f"ratio {long / short:5.2f} (target ≤ 2)")
     server = asyncio.run(server_ms(args.keys, args.rounds))
     print(f"server keystroke + round trip        tiny {server['tiny']:7.3f} ms   1 MB {server['1 MB']:7.3f} ms   "
           f"difference {server['1 MB'] - server['tiny']:7.3f} ms (target ≤ 1 ms)")

@@ -14,6 +14,7 @@ FIGURES = {
     "bridge": ["first delta ms", "whole answer ms", "added by bridge (keep-alive)", "Nagle on"],
     "completion": ["type along", "diverge", "after a pause", "partial accept", "over model p50 ms"],
     "document": ["core Document.apply of a character", "middle of a 1 MB line, utf-16", "position → offset",
+                 "rewrite inside a line", "ratio",
                  "server keystroke + round trip", "difference"],
     "engine": ["build:", "index:", "generation:", "requests:", "incremental update"],
     "gateway": ["KiB/conn", "lanes/s", "ttft p50 ms", "served/s"],
