@@ -58,9 +58,9 @@ async def _serve(spec: EngineSpec, token: str) -> None:
     done = f"Indexed {plural(stats.files, 'file')}, {stats.tokens / 1e6:.1f}M tokens" if stats else "Ready"
     _tell({"listening": gateway.url, "describe": engine.describe(), "done": done})
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    while line := await reader.readline():
+    # stdin read in a thread: a pipe cannot be added to every platform's event loop (Windows' proactor
+    # takes only overlapped handles), a blocking readline works everywhere
+    while line := await loop.run_in_executor(None, sys.stdin.buffer.readline):
         try:
             op = json.loads(line)
             kind = op.get("op")
