@@ -225,7 +225,9 @@ def test_a_key_watch_agrees_with_a_whole_scan_after_any_edits(start, edits):
 @given(st.data())
 def test_a_key_put_together_piece_by_piece_is_seen_the_moment_it_is_whole(data):
     """Typed or pasted in pieces, in any order, amid other text: the watch sees the key exactly when the
-    whole text holds one, and `on_key` runs once."""
+    whole text holds one, and `on_key` runs each time the text comes to hold one — once, unless a piece
+    in between breaks a key the earlier pieces already made (seen: "-----BEGIN P" + "RIVATE KEY BLOCK…"
+    is a key, the "G" of "PGP" breaks it, the "P " makes the PGP key whole)."""
     key = data.draw(st.sampled_from(KEYS))
     around = data.draw(st.sampled_from(["", "x = 1\n", "中文😀 " * 40 + "\n"]))
     cuts = sorted(data.draw(st.sets(st.integers(1, len(key) - 1), max_size=8)))
@@ -235,9 +237,12 @@ def test_a_key_put_together_piece_by_piece_is_seen_the_moment_it_is_whole(data):
     watch = KeyWatch(doc, lambda: found.append(len(doc.text)))
     doc.observers.append(watch)
     present: set[int] = set()
+    appeared = 0
     for i in data.draw(st.permutations(range(len(pieces)))):
         at = len(around) + sum(len(pieces[j]) for j in present if j < i)
+        before = holds_private_key(doc.text)
         doc.apply(Change(at, at, pieces[i]))
         present.add(i)
+        appeared += not before and holds_private_key(doc.text)
         assert watch.holds_key == holds_private_key(doc.text)
-    assert doc.text == around + key + around and len(found) == 1
+    assert doc.text == around + key + around and appeared >= 1 and len(found) == appeared
