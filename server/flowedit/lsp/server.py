@@ -20,6 +20,7 @@ from flowedit.core.echo import EditorHabits
 from flowedit.core.text import Document
 from flowedit.lsp import completion, convert, documents
 from flowedit.lsp.host import Kind
+from flowedit.lsp.indexprogress import IndexProgress
 from flowedit.lsp.peer import client_name, counts_code_points
 from flowedit.lsp.protocol import REWRITE_EDIT, FloweditProtocol
 from flowedit.lsp.withhold import Withholding
@@ -55,9 +56,7 @@ class FloweditServer(LanguageServer):
         self._answered: dict[str, str] = {}  # model asked for → the model the last response said answered
         self.client_name = ""
         self.code_points = False  # the client counts columns in code points whatever it was told (peer.py)
-        self._index_steps: list[tuple[str, bool]] = []  # index build progress not told yet
-        self._index_shown: bool | None = None  # None: no progress begun; False: the client takes none
-        self._index_builds = 0  # (each build's progress has a token of its own)
+        self.index_progress = IndexProgress(self, self.spawn)  # the embedded engine's index build
         self.initialization_options: Any = None
         self._probes: set[asyncio.Task] = set()
         self.client_log: ClientLog | None = None
@@ -127,7 +126,7 @@ class FloweditServer(LanguageServer):
         if self._links is None:
             from flowedit.lsp.links import Links
 
-            self._links = Links(on_state=self._link_state, on_progress=self.index_progress)
+            self._links = Links(on_state=self._link_state, on_progress=self.index_progress.step)
         return self._links
 
     @property
@@ -194,30 +193,6 @@ class FloweditServer(LanguageServer):
         else:
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
             self.work_done_progress.tokens.pop(token, None)  # pygls keeps a future per token otherwise
-
-    def index_progress(self, message: str, done: bool) -> None:
-        """How the embedded engine's index build goes, as `$/progress` (one begin, reports, one end)."""
-        self._index_steps.append((message, done))
-        if len(self._index_steps) == 1:
-            self.spawn(self._tell_index_progress())
-
-    async def _tell_index_progress(self) -> None:
-        while self._index_steps:
-            message, done = self._index_steps[0]
-            token = f"flowedit-index-{self._index_builds}"
-            if self._index_shown is None:  # not begun: begin (if the client takes progress at all)
-                self._index_shown = await self.create_progress(token)
-                if self._index_shown:
-                    self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
-                        title="FlowEdit: indexing", message=message, cancellable=False))
-            elif self._index_shown and not done:
-                self.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=message))
-            if done:
-                if self._index_shown:
-                    self.progress(token, "end", message)
-                self._index_shown = None  # a later build (new settings, a new process) begins again
-                self._index_builds += 1
-            self._index_steps.pop(0)
 
     def surrogates_read(self, uri: str, count: int) -> None:
         """Lone surrogates came in `uri` (documents.readable): said once per document."""
