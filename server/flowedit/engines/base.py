@@ -5,13 +5,20 @@ Exceptions an engine may raise from `stream()`:
     Exception
     ├── EngineError       a protocol error for that lane only (`error` event with its code; lane ends)
     └── DropConnection    fault injection: the gateway aborts the whole TCP connection
+
+A request that continues an earlier response (`previous_response_id`) reaches the engine resolved, as a
+`Continuation`: its `input` holds the earlier input, the earlier output and the new input, and it says
+how many of those tokens the server has read already (`cached_tokens`, a real server's warm cache).
 """
 
 from __future__ import annotations
 
+import math
 from typing import AsyncIterator, Protocol, runtime_checkable
 
 from flowedit.model import wire
+
+TOKEN_CHARS = 4  # a typical BPE token of English/code is about four characters
 
 
 class EngineError(Exception):
@@ -26,6 +33,25 @@ class EngineError(Exception):
 
 class DropConnection(Exception):
     """Raised by a misbehaving engine (on purpose) to make the gateway abort the TCP connection."""
+
+
+class Continuation(wire.ResponseCreate):
+    """A request continuing an earlier response of the same connection, resolved by the gateway."""
+
+    cached_tokens: int = 0  # the earlier input and output: read already
+    new_tokens: int = 0  # the input this request added
+
+
+def input_tokens(request: wire.ResponseCreate) -> int:
+    """The request's input size in tokens (≈ `TOKEN_CHARS` characters each), earlier turns included."""
+    if isinstance(request, Continuation):
+        return request.cached_tokens + request.new_tokens
+    return math.ceil(len(wire.response_text(request)) / TOKEN_CHARS)
+
+
+def new_input_tokens(request: wire.ResponseCreate) -> int:
+    """The input tokens an engine has not read before: all of them, but a continuation's new ones only."""
+    return request.new_tokens if isinstance(request, Continuation) else input_tokens(request)
 
 
 @runtime_checkable

@@ -40,6 +40,7 @@ class EngineSpec:
     text: str | None = None  # None: the bundled sample rewrite answer
     rate: float = 200.0
     first_token_ms: float = 0.0
+    prefill_us_per_token: float = 0.0
     faults: tuple[Fault, ...] = ()
     # local: the embedded engine
     workspace: Path | None = None
@@ -81,7 +82,8 @@ def build_engine(spec: EngineSpec, progress: Callable[[int, int], None] | None =
     text = spec.text
     if text is None:
         text = importlib.resources.files("flowedit").joinpath(SAMPLE_TEXT).read_text(encoding="utf-8")
-    return ScriptedEngine(text, rate=spec.rate, first_token_ms=spec.first_token_ms, faults=list(spec.faults))
+    return ScriptedEngine(text, rate=spec.rate, first_token_ms=spec.first_token_ms, faults=list(spec.faults),
+                          prefill_us_per_token=spec.prefill_us_per_token)
 
 
 def embedded_spec(root: str | None, exclude: list[str], corpus: list[str], budget: int) -> EngineSpec:

@@ -3,15 +3,16 @@
 One connection = one reader + one worker task per lane. A lane is a named `stream_id` (its requests
 run FIFO; different lanes run concurrently and their events interleave) or the unnamed lane (requests
 without `stream_id`, one after another). At most `MAX_IN_FLIGHT_PER_SOCKET` responses stream at once
-(the rest wait), at most `MAX_LANES_PER_SOCKET` distinct names per connection. Each response:
-
-    response.created → response.in_progress → response.output_text.delta × n →
-    response.output_text.done → response.completed
-    (interrupted: response.interrupt.accepted → response.incomplete {reason: interrupted};
-     engine error: one `error` event on the lane)
+(the rest wait), at most `MAX_LANES_PER_SOCKET` distinct names per connection. Each response is a
+`ResponseRun` (engines/responses.py: created → in_progress → output_text.delta × n → … → completed).
+A connection remembers its last completed responses: a request with `previous_response_id` continues one
+(or gets `previous_response_not_found` on its lane).
 
 Every event of a named lane echoes its `stream_id`; `sequence_number` grows per connection. A bad
 frame earns an `error` event and the connection stays open: the gateway never dies on a bad client.
+
+`HttpListener` (engines/http.py) serves the same engine on a port of its own as `POST /v1/responses`
+with Server-Sent Events, behind the same token check (`authorized`).
 """
 
 from __future__ import annotations
@@ -21,26 +22,21 @@ import hmac
 import contextlib
 import json
 import logging
-import math
-import time
-import uuid
 from collections import deque
-from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any
 
 from pydantic import BaseModel
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from flowedit.engines.base import DropConnection, Engine, EngineError
+from flowedit.engines.base import DropConnection, Engine
+from flowedit.engines.responses import History, PreviousResponseNotFound, ResponseRun
 from flowedit.model import wire
 from flowedit.model.transport import loopback
 
 PATH = "/v1/responses"
 MAX_FRAME_BYTES = 16 * 2**20  # a create carries whole files as context; websockets' 1 MiB is too small
-YIELD_EVERY = 16  # deltas sent back to back before letting other lanes and the reader run
 AGE_LIMIT_CLOSE_CODE = 1001  # "going away": clients (the openai SDK too) treat it as worth reconnecting
 # what may wait on one connection before it is served: a client that sends faster than it reads the
 # answers gets `queue_full` for the excess, instead of the gateway holding every request it sent
@@ -69,9 +65,7 @@ class Gateway:
         """Start listening (port 0 = any free port) and return the websockets server."""
         if self._server is not None:
             raise RuntimeError("this gateway is already serving")
-        if self.token is None and not loopback(host):
-            raise GatewayRefused(f"refusing to serve on {host} without a token: anyone on the network could "
-                                 "use it (set one with --token-env NAME)")
+        refuse_unguarded(host, self.token)
         self._host = host
         self._server = await serve(
             self._handle, host, port, process_request=self._check_request, max_size=MAX_FRAME_BYTES
@@ -112,11 +106,23 @@ class Gateway:
         """Refuse the upgrade: 404 on any path but /v1/responses, 401 without the token (if one is set)."""
         if request.path.partition("?")[0] != PATH:
             return connection.respond(HTTPStatus.NOT_FOUND, f"flowedit gateway: the WebSocket endpoint is {PATH}\n")
-        if self.token is not None:
-            given = request.headers.get("Authorization", "")
-            if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
-                return connection.respond(HTTPStatus.UNAUTHORIZED, "flowedit gateway: a valid bearer token is required\n")
+        if not authorized(request.headers.get("Authorization"), self.token):
+            return connection.respond(HTTPStatus.UNAUTHORIZED, "flowedit gateway: a valid bearer token is required\n")
         return None
+
+
+def refuse_unguarded(host: str, token: str | None) -> None:
+    """Raise `GatewayRefused` for a listener off loopback without a token."""
+    if token is None and not loopback(host):
+        raise GatewayRefused(f"refusing to serve on {host} without a token: anyone on the network could "
+                             "use it (set one with --token-env NAME)")
+
+
+def authorized(header: str | None, token: str | None) -> bool:
+    """Whether an `Authorization` header value carries `Bearer <token>` (anything goes without a token)."""
+    if token is None:
+        return True
+    return hmac.compare_digest((header or "").encode(), f"Bearer {token}".encode())
 
 
 class GatewayRefused(RuntimeError):
@@ -125,22 +131,6 @@ class GatewayRefused(RuntimeError):
 
 class _Dropped(Exception):
     """The connection was aborted on an engine's request: stop this lane's worker."""
-
-
-@dataclass(eq=False)
-class _Response:
-    """One response being produced on a lane."""
-
-    id: str
-    item_id: str
-    stream_id: str | None
-    model: str
-    input_tokens: int
-    created_at: int = field(default_factory=lambda: int(time.time()))
-    deltas: list[str] = field(default_factory=list)
-    pump: asyncio.Task[None] | None = None
-    interrupt: wire.ResponseInterrupt | None = None
-    cut: str | None = None  # why the gateway ended it early (max_output_tokens)
 
 
 class _Connection:
@@ -155,7 +145,8 @@ class _Connection:
         self._workers: dict[str | None, asyncio.Task[None]] = {}
         self._named: set[str] = set()
         self._slots = asyncio.Semaphore(wire.MAX_IN_FLIGHT_PER_SOCKET)
-        self._running: dict[str, _Response] = {}
+        self._running: dict[str, ResponseRun] = {}
+        self._history = History()  # what previous_response_id may name: this connection's responses
         self._finished: dict[str, None] = {}  # insertion-ordered set, trimmed to _FINISHED_MEMORY
         self._expiring = False
 
@@ -228,10 +219,7 @@ class _Connection:
                 "invalid_request_error", "response.interrupt needs a response_id or a stream_id",
                 param="response_id"))
             return
-        if response.interrupt is None:
-            response.interrupt = event
-            if response.pump is not None:
-                response.pump.cancel()  # stops the engine at once; the lane then reports the interrupt
+        response.stop(event)  # the engine stops at once; the lane then reports the interrupt
 
     # ------------------------------------------------------------ lane side
 
@@ -249,85 +237,27 @@ class _Connection:
             self._workers.pop(lane, None)
 
     async def _respond(self, create: wire.ResponseCreate) -> None:
-        response = _Response(
-            id=f"resp_{uuid.uuid4().hex}", item_id=f"msg_{uuid.uuid4().hex}", stream_id=create.stream_id,
-            model=getattr(self._engine, "serves_as", None) or create.model or self._engine.name,
-            input_tokens=math.ceil(len(wire.response_text(create)) / 4),
-        )
-        self._running[response.id] = response
         try:
-            await self._send(self._lifecycle("response.created", response, "in_progress"))
-            await self._send(self._lifecycle("response.in_progress", response, "in_progress"))
-            if response.interrupt is None:
-                response.pump = asyncio.create_task(self._pump(response, create))
-                await asyncio.wait([response.pump])
-            await self._finish(response)
+            request = self._history.resolve(create)
+        except PreviousResponseNotFound as exc:
+            await self._send(wire.error_event(exc.code, exc.message, stream_id=create.stream_id,
+                                              param="previous_response_id"))
+            return
+        run = ResponseRun(self._engine, request, self._send, gone=(ConnectionClosed,))
+        self._running[run.id] = run
+        try:
+            await run.run()
+        except DropConnection as exc:
+            log.info("dropping connection on the engine's request: %s", exc)
+            self._ws.transport.abort()  # no close frame: the client sees an abnormal closure (1006)
+            raise _Dropped from exc
         finally:
-            del self._running[response.id]
-            self._finished[response.id] = None
+            del self._running[run.id]
+            self._finished[run.id] = None
             if len(self._finished) > _FINISHED_MEMORY:
                 del self._finished[next(iter(self._finished))]
-            if response.pump is not None:
-                if not response.pump.done():
-                    response.pump.cancel()
-                    await asyncio.wait([response.pump])
-                if not response.pump.cancelled():
-                    response.pump.exception()  # retrieved: the connection closed under it, nothing to tell
-
-    async def _pump(self, response: _Response, create: wire.ResponseCreate) -> None:
-        """Forward the engine's deltas; runs as its own task so that an interrupt can cancel it."""
-        stream = self._engine.stream(create)
-        try:
-            async for delta in stream:
-                if not delta:
-                    continue
-                response.deltas.append(delta)
-                await self._send(wire.OutputTextDelta(
-                    item_id=response.item_id, delta=delta, stream_id=response.stream_id, logprobs=[]))
-                if create.max_output_tokens is not None and len(response.deltas) >= create.max_output_tokens:
-                    response.cut = "max_output_tokens"  # as OpenAI does: stop there, end `incomplete`
-                    break
-                if len(response.deltas) % YIELD_EVERY == 0:
-                    await asyncio.sleep(0)  # ok: a fast engine must not starve other lanes and the reader
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-
-    async def _finish(self, response: _Response) -> None:
-        """Send the terminal events for whatever ended the response."""
-        text = "".join(response.deltas)
-        if response.interrupt is not None:
-            await self._send(wire.InterruptAccepted(response_id=response.id, stream_id=response.stream_id))
-            keep = response.interrupt.mode != "discard_partial_items"
-            await self._send(self._lifecycle(
-                "response.incomplete", response, "incomplete", incomplete_details={"reason": "interrupted"},
-                output=[_message(response, text, "incomplete")] if keep else []))
-            return
-        assert response.pump is not None
-        failure = response.pump.exception()
-        if failure is None and response.cut is not None:
-            await self._send(self._lifecycle(
-                "response.incomplete", response, "incomplete", incomplete_details={"reason": response.cut},
-                output=[_message(response, text, "incomplete")]))
-        elif failure is None:
-            await self._send(wire.OutputTextDone(item_id=response.item_id, text=text,
-                                                 stream_id=response.stream_id, logprobs=[]))
-            await self._send(self._lifecycle("response.completed", response, "completed",
-                                             output=[_message(response, text, "completed")]))
-        elif isinstance(failure, EngineError):
-            await self._send(wire.error_event(failure.code, failure.message, stream_id=response.stream_id,
-                                              status=failure.status, type_="server_error"))
-        elif isinstance(failure, DropConnection):
-            log.info("dropping connection on the engine's request: %s", failure)
-            self._ws.transport.abort()  # no close frame: the client sees an abnormal closure (1006)
-            raise _Dropped from failure
-        elif isinstance(failure, ConnectionClosed):
-            raise failure
-        else:  # an engine bug: report it on the lane, keep the connection and the gateway alive
-            log.error("engine %s failed", self._engine.name, exc_info=failure)
-            await self._send(wire.error_event("server_error", f"the engine failed: {failure!r}",
-                                              stream_id=response.stream_id, status=500, type_="server_error"))
+        if run.completed:
+            self._history.remember(run)
 
     # ------------------------------------------------------------ helpers
 
@@ -345,31 +275,6 @@ class _Connection:
         self._seq += 1
         event.sequence_number = self._seq  # type: ignore[attr-defined]
         await self._ws.send(wire.encode(event))
-
-    def _lifecycle(self, type_: str, response: _Response, status: str, **fields: Any) -> wire.ResponseLifecycle:
-        output_tokens = len(response.deltas)
-        usage = None
-        if status != "in_progress":
-            usage = {
-                "input_tokens": response.input_tokens,
-                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-                "output_tokens": output_tokens,
-                "output_tokens_details": {"reasoning_tokens": 0},
-                "total_tokens": response.input_tokens + output_tokens,
-            }
-        # created_at, tool_choice, tools, parallel_tool_calls: required by the openai SDK's Response model
-        body = wire.ResponseObject(
-            id=response.id, status=status, model=response.model, usage=usage, created_at=response.created_at,
-            tool_choice="auto", tools=[], parallel_tool_calls=False, **fields)
-        return wire.ResponseLifecycle(type=type_, response=body, stream_id=response.stream_id)  # type: ignore[arg-type]
-
-
-def _message(response: _Response, text: str, status: str) -> dict[str, Any]:
-    """The assistant message output item, as the SDK's `ResponseOutputMessage` expects it."""
-    return {
-        "id": response.item_id, "type": "message", "role": "assistant", "status": status,
-        "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
-    }
 
 
 def _lane_hint(frame: str | bytes) -> str | None:

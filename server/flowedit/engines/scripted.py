@@ -1,8 +1,9 @@
 """The scripted engine: a MODEL STAND-IN that replays a fixed text as a paced token stream.
 
 It is what the demo, the benchmarks and the tests talk to when no model is at hand: every request is
-answered with the same text (from `--text-file`), cut into ≈ 4-character tokens, after `first_token_ms`,
-at `rate` tokens per second. It can misbehave on purpose (`Fault`): drop the connection, fail the
+answered with the same text (from `--text-file`), cut into ≈ 4-character tokens, after `first_token_ms`
+plus a prefill cost of `prefill_us_per_token` per input token it has not read before (a continuation's
+earlier turns are cached: `base.new_input_tokens`), at `rate` tokens per second. It can misbehave on purpose (`Fault`): drop the connection, fail the
 lane with an `error` event, or stall forever, after N tokens.
 
 Test hook: a request whose `metadata` has a `scripted_text` entry is answered with that text instead
@@ -19,10 +20,10 @@ import time
 from dataclasses import dataclass
 from typing import AsyncIterator, Awaitable, Callable, Literal, Sequence
 
-from flowedit.engines.base import DropConnection, EngineError
+from flowedit.engines.base import TOKEN_CHARS, DropConnection, EngineError, new_input_tokens
 from flowedit.model import wire
 
-TOKEN_CHARS = 4  # a typical BPE token of English/code is about four characters
+__all__ = ["TOKEN_CHARS", "Fault", "ScriptedEngine", "tokenize"]
 # GPT-2-style pre-tokenisation: a word or a punctuation run with its leading space, or whitespace
 # (leaving the last space to the next word); every character matches one branch, so tokens cover all.
 _PIECE_RE = re.compile(r" ?\w+| ?[^\w\s]+|\s+(?!\S)|\s+")
@@ -72,7 +73,8 @@ class ScriptedEngine:
     """Model stand-in: answers every request with `text`, paced by a clock-based schedule.
 
     `rate` is in tokens per second (0 = as fast as possible). Token i is due at
-    `start + first_token_ms/1000 + i/rate`; the stream yields every token that is due and only then
+    `start + first_token_ms/1000 + prefill + i/rate`, prefill being `prefill_us_per_token` µs per new
+    input token (a real model reads its prompt before it writes); the stream yields every token that is due and only then
     sleeps until the next one, so high rates (50,000 tok/s) are kept without a sleep per token.
     `clock` and `sleep` are injectable so that the schedule can be tested without waiting.
     """
@@ -87,6 +89,7 @@ class ScriptedEngine:
         first_token_ms: float = 0.0,
         faults: Sequence[Fault] = (),
         *,
+        prefill_us_per_token: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
@@ -94,9 +97,12 @@ class ScriptedEngine:
             raise ValueError(f"rate must be >= 0 tokens/s (0 = unlimited), got {rate}")
         if first_token_ms < 0:
             raise ValueError(f"first_token_ms must be >= 0, got {first_token_ms}")
+        if prefill_us_per_token < 0:
+            raise ValueError(f"prefill_us_per_token must be >= 0, got {prefill_us_per_token}")
         self.text = text
         self.rate = float(rate)
         self.first_token_ms = float(first_token_ms)
+        self.prefill_us_per_token = float(prefill_us_per_token)
         self.faults = tuple(faults)
         self._clock = clock
         self._sleep = sleep
@@ -108,10 +114,15 @@ class ScriptedEngine:
         """One line saying this is a stand-in, what it replays and how."""
         pace = "unlimited" if self.rate == 0 else f"{self.rate:g} tok/s"
         faults = f", faults: {', '.join(map(str, self.faults))}" if self.faults else ""
+        prefill = f" + {self.prefill_us_per_token:g} µs per new input token" if self.prefill_us_per_token else ""
         return (
             f"scripted model stand-in (not a model): replays {len(self.text)} characters at {pace}, "
-            f"first token after {self.first_token_ms:g} ms{faults}"
+            f"first token after {self.first_token_ms:g} ms{prefill}{faults}"
         )
+
+    def prefill_seconds(self, request: wire.ResponseCreate) -> float:
+        """The prefill cost of `request`: its input tokens not read before, at `prefill_us_per_token`."""
+        return new_input_tokens(request) * self.prefill_us_per_token / 1e6
 
     async def stream(self, request: wire.ResponseCreate) -> AsyncIterator[str]:
         """Yield the scripted text token by token, on schedule, firing the first fault that is due."""
@@ -127,7 +138,7 @@ class ScriptedEngine:
         if fault is not None:
             self._fired[fault] = self._fired.get(fault, 0) + 1
         interval = 1.0 / self.rate if self.rate > 0 else 0.0
-        start = self._clock() + self.first_token_ms / 1000.0
+        start = self._clock() + self.first_token_ms / 1000.0 + self.prefill_seconds(request)
         for index, token in enumerate(tokens):
             if fault is not None and index == fault.after:
                 await self._fire(fault)

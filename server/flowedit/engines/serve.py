@@ -1,7 +1,9 @@
 """`flowedit serve`: run the gateway in front of an engine until SIGTERM/SIGINT.
 
 stdout gets exactly one line, `flowedit gateway listening on ws://HOST:PORT/v1/responses` (the real
-port, also with `--port 0`), so that scripts and tests can wait for it; everything else goes to stderr.
+port, also with `--port 0`), so that scripts and tests can wait for it — and with `--http-port` a second
+one, `flowedit gateway listening on http://HOST:PORT/v1/responses` (the same engine over HTTP with
+Server-Sent Events); everything else goes to stderr.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from flowedit.core.redact import known as known_secrets
 from flowedit.engines.base import Engine
 from flowedit.engines.factory import ENGINES, EngineSpec, build_engine
 from flowedit.engines.gateway import Gateway, GatewayRefused
+from flowedit.engines.http import HttpListener
 from flowedit.engines.scripted import Fault
 from flowedit.engines.upstream import FIM_MODES
 
@@ -34,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: %(default)s)")
     parser.add_argument("--port", type=int, default=8765,
                         help="port to bind, 0 = any free one (default: %(default)s)")
+    parser.add_argument("--http-port", type=int, default=None, metavar="PORT",
+                        help="also serve POST /v1/responses (stream: true, Server-Sent Events) on this port, "
+                        "0 = any free one (default: off)")
     parser.add_argument("--engine", choices=ENGINES, default="scripted",
                         help="what answers requests: scripted (a model stand-in) or local (the embedded "
                         "code-completion engine) (default: %(default)s)")
@@ -43,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tokens per second, 0 = unlimited (default: %(default)s)")
     parser.add_argument("--first-token-ms", type=float, default=0.0,
                         help="delay before the first token (default: %(default)s)")
+    parser.add_argument("--prefill-us-per-token", type=float, default=0.0, metavar="US",
+                        help="scripted: µs of prefill per new input token before the first token; a "
+                        "previous_response_id's earlier turns count as cached (default: %(default)s)")
     parser.add_argument("--fault", type=_fault, action="append", default=[], metavar="SPEC",
                         help="misbehave on purpose: drop-after=N | error-after=N | stall-after=N (repeatable)")
     parser.add_argument("--token-env", metavar="NAME", default=None,
@@ -79,7 +88,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def engine_spec(args: argparse.Namespace) -> EngineSpec:
     """What `--engine` and the other options ask for (text files are read here: OSError if unreadable)."""
     return EngineSpec(args.engine, text=args.text_file.read_text(encoding="utf-8") if args.text_file else None,
-                      rate=args.rate, first_token_ms=args.first_token_ms, faults=tuple(args.fault),
+                      rate=args.rate, first_token_ms=args.first_token_ms,
+                      prefill_us_per_token=args.prefill_us_per_token, faults=tuple(args.fault),
                       workspace=args.workspace, corpus=tuple(args.corpus), max_tokens=args.max_tokens,
                       index_budget_tokens=args.index_budget, upstream=args.upstream, model=args.model,
                       upstream_key_env=args.upstream_key_env, fim=args.upstream_fim,
@@ -108,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"flowedit serve: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"flowedit serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        print(f"flowedit serve: cannot listen on {args.host}: {exc}", file=sys.stderr)
         return 1
 
 
@@ -118,12 +128,19 @@ async def _serve(engine: Engine, args: argparse.Namespace, token: str | None) ->
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     gateway = Gateway(engine, max_age=args.max_age, token=token)
-    await gateway.serve(args.host, args.port)
+    http = HttpListener(engine, token=token) if args.http_port is not None else None
     try:
+        await gateway.serve(args.host, args.port)
+        if http is not None:
+            await http.serve(args.host, args.http_port)
         print(f"flowedit engine: {engine.describe()}", file=sys.stderr, flush=True)
         print(f"flowedit gateway listening on {gateway.url}", flush=True)
+        if http is not None:
+            print(f"flowedit gateway listening on {http.url}", flush=True)
         await stop.wait()
     finally:
+        if http is not None:
+            await http.close()
         await gateway.close()
         aclose = getattr(engine, "aclose", None)
         if aclose is not None:

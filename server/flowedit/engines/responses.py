@@ -1,0 +1,229 @@
+"""One response, whatever carries it: an engine's deltas for one request become the Responses events
+
+    response.created → response.in_progress → response.output_text.delta × n →
+    response.output_text.done → response.completed
+    (interrupted: response.interrupt.accepted → response.incomplete {reason: interrupted};
+     cut at max_output_tokens: response.incomplete; engine error: one `error` event)
+
+handed to a `send` coroutine — the gateway's WebSocket lanes and its HTTP listener (Server-Sent Events)
+both run them; each numbers and frames the events its own way.
+
+`History` is what a connection remembers of the responses it produced, so that a request carrying
+`previous_response_id` continues one (`History.resolve`); an unknown id is `previous_response_not_found`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from flowedit.engines.base import Continuation, DropConnection, Engine, EngineError, input_tokens
+from flowedit.model import wire
+
+YIELD_EVERY = 16  # deltas sent back to back before letting other lanes and the reader run
+REMEMBERED = 64  # responses a connection remembers for previous_response_id
+REMEMBERED_CHARS = 32 * 2**20  # and the characters they may hold (earlier turns counted in each)
+
+Send = Callable[[BaseModel], Awaitable[None]]
+log = logging.getLogger(__name__)
+
+
+class ResponseRun:
+    """One response to `request` (already resolved by `History.resolve`), its events sent with `send`.
+
+    `run()` returns once the terminal event is sent; `stop(interrupt)` ends it early. It raises
+    `DropConnection` (the engine asks to abort the connection: the caller does it) and any of `gone`
+    (the transport's "the client went away"); every other failure becomes an `error` event.
+    """
+
+    def __init__(self, engine: Engine, request: wire.ResponseCreate, send: Send, *,
+                 gone: tuple[type[BaseException], ...] = ()) -> None:
+        self.id = f"resp_{uuid.uuid4().hex}"
+        self.item_id = f"msg_{uuid.uuid4().hex}"
+        self.stream_id = request.stream_id
+        self.request = request
+        self.interrupt: wire.ResponseInterrupt | None = None
+        self.deltas: list[str] = []
+        self._engine = engine
+        self._send = send
+        self._gone = gone
+        self._model = getattr(engine, "serves_as", None) or request.model or engine.name
+        self._input_tokens = input_tokens(request)
+        self._cached_tokens = request.cached_tokens if isinstance(request, Continuation) else 0
+        self._created_at = int(time.time())
+        self._pump: asyncio.Task[None] | None = None
+        self._cut: str | None = None  # why it ended early (max_output_tokens)
+        self.completed = False
+
+    @property
+    def text(self) -> str:
+        """The answer so far."""
+        return "".join(self.deltas)
+
+    def stop(self, interrupt: wire.ResponseInterrupt) -> None:
+        """End the response as `interrupt` asks: the engine is cancelled at once (first call only)."""
+        if self.interrupt is None:
+            self.interrupt = interrupt
+            if self._pump is not None:
+                self._pump.cancel()
+
+    async def run(self) -> None:
+        """Send the whole response; on return its terminal event is out (`completed` tells which)."""
+        try:
+            await self._send(self._lifecycle("response.created", "in_progress"))
+            await self._send(self._lifecycle("response.in_progress", "in_progress"))
+            if self.interrupt is None:
+                self._pump = asyncio.create_task(self._forward())
+                await asyncio.wait([self._pump])
+            await self._finish()
+        finally:
+            pump = self._pump
+            if pump is not None:
+                if not pump.done():
+                    pump.cancel()
+                    await asyncio.wait([pump])
+                if not pump.cancelled():
+                    pump.exception()  # retrieved: the connection closed under it, nothing to tell
+
+    async def _forward(self) -> None:
+        """Forward the engine's deltas; runs as its own task so that an interrupt can cancel it."""
+        stream = self._engine.stream(self.request)
+        limit = self.request.max_output_tokens
+        try:
+            async for delta in stream:
+                if not delta:
+                    continue
+                self.deltas.append(delta)
+                await self._send(wire.OutputTextDelta(
+                    item_id=self.item_id, delta=delta, stream_id=self.stream_id, logprobs=[]))
+                if limit is not None and len(self.deltas) >= limit:
+                    self._cut = "max_output_tokens"  # as OpenAI does: stop there, end `incomplete`
+                    break
+                if len(self.deltas) % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)  # ok: a fast engine must not starve other lanes and the reader
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def _finish(self) -> None:
+        """Send the terminal events for whatever ended the response."""
+        text = self.text
+        if self.interrupt is not None:
+            await self._send(wire.InterruptAccepted(response_id=self.id, stream_id=self.stream_id))
+            keep = self.interrupt.mode != "discard_partial_items"
+            await self._send(self._lifecycle(
+                "response.incomplete", "incomplete", incomplete_details={"reason": "interrupted"},
+                output=[self._message(text, "incomplete")] if keep else []))
+            return
+        assert self._pump is not None
+        failure = self._pump.exception()
+        if failure is None and self._cut is not None:
+            await self._send(self._lifecycle(
+                "response.incomplete", "incomplete", incomplete_details={"reason": self._cut},
+                output=[self._message(text, "incomplete")]))
+        elif failure is None:
+            await self._send(wire.OutputTextDone(item_id=self.item_id, text=text, stream_id=self.stream_id,
+                                                 logprobs=[]))
+            await self._send(self._lifecycle("response.completed", "completed",
+                                             output=[self._message(text, "completed")]))
+            self.completed = True
+        elif isinstance(failure, EngineError):
+            await self._send(wire.error_event(failure.code, failure.message, stream_id=self.stream_id,
+                                              status=failure.status, type_="server_error"))
+        elif isinstance(failure, (DropConnection, *self._gone)):
+            raise failure
+        else:  # an engine bug: report it, keep the connection and the gateway alive
+            log.error("engine %s failed", self._engine.name, exc_info=failure)
+            await self._send(wire.error_event("server_error", f"the engine failed: {failure!r}",
+                                              stream_id=self.stream_id, status=500, type_="server_error"))
+
+    def _lifecycle(self, type_: str, status: str, **fields: Any) -> wire.ResponseLifecycle:
+        output_tokens = len(self.deltas)
+        usage = None
+        if status != "in_progress":
+            usage = {
+                "input_tokens": self._input_tokens,
+                "input_tokens_details": {"cached_tokens": self._cached_tokens, "cache_write_tokens": 0},
+                "output_tokens": output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": self._input_tokens + output_tokens,
+            }
+        # created_at, tool_choice, tools, parallel_tool_calls: required by the openai SDK's Response model
+        body = wire.ResponseObject(
+            id=self.id, status=status, model=self._model, usage=usage, created_at=self._created_at,
+            tool_choice="auto", tools=[], parallel_tool_calls=False, **fields)
+        return wire.ResponseLifecycle(type=type_, response=body, stream_id=self.stream_id)  # type: ignore[arg-type]
+
+    def _message(self, text: str, status: str) -> dict[str, Any]:
+        """The assistant message output item, as the SDK's `ResponseOutputMessage` expects it."""
+        return {
+            "id": self.item_id, "type": "message", "role": "assistant", "status": status,
+            "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+        }
+
+
+class PreviousResponseNotFound(EngineError):
+    """`previous_response_id` names no response this connection remembers."""
+
+    def __init__(self, response_id: str) -> None:
+        super().__init__("previous_response_not_found", f"Previous response with id '{response_id}' not found.",
+                         status=400)
+
+
+@dataclass(frozen=True)
+class _Remembered:
+    items: list[dict[str, Any]]  # its whole input (earlier turns included) and its output, as input items
+    tokens: int  # what a continuation finds cached: its input and output tokens
+    chars: int
+
+
+class History:
+    """The last `entries` completed responses (at most `chars` characters in all), by id, for
+    `previous_response_id`. A continuation's items share the strings of the turns before it."""
+
+    def __init__(self, entries: int = REMEMBERED, chars: int = REMEMBERED_CHARS) -> None:
+        self.entries = entries
+        self.chars = chars
+        self._kept: OrderedDict[str, _Remembered] = OrderedDict()
+        self._held = 0
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def resolve(self, create: wire.ResponseCreate) -> wire.ResponseCreate:
+        """`create` itself, or for one with `previous_response_id` the `Continuation` it asks for
+        (`PreviousResponseNotFound` if that response is not remembered)."""
+        previous = (create.model_extra or {}).get("previous_response_id")
+        if previous is None:
+            return create
+        kept = self._kept.get(previous) if isinstance(previous, str) else None
+        if kept is None:
+            raise PreviousResponseNotFound(str(previous))
+        # (a client's own cached_tokens/new_tokens, unknown fields to it, do not reach the engine)
+        fields = create.model_dump(exclude={"input", "previous_response_id", "cached_tokens", "new_tokens"},
+                                   exclude_none=True)
+        return Continuation(**fields, input=[*kept.items, *_items(create.input)], cached_tokens=kept.tokens,
+                            new_tokens=input_tokens(create))
+
+    def remember(self, run: ResponseRun) -> None:
+        """Keep a completed response (the oldest go first when over either bound)."""
+        items = [*_items(run.request.input), {"role": "assistant", "content": run.text}]
+        chars = sum(len(str(item.get("content", ""))) for item in items)
+        self._kept[run.id] = _Remembered(items, input_tokens(run.request) + len(run.deltas), chars)
+        self._held += chars
+        while self._kept and (len(self._kept) > self.entries or self._held > self.chars):
+            self._held -= self._kept.popitem(last=False)[1].chars
+
+
+def _items(input_: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A request's `input` as a list of input items (a string is one user message)."""
+    return [{"role": "user", "content": input_}] if isinstance(input_, str) else list(input_)
