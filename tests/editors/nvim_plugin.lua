@@ -189,7 +189,11 @@ local function complete_scenario()
       if m[4].virt_text then virt = { row = m[2], col = m[3], text = m[4].virt_text[1][1], pos = m[4].virt_text_pos } end
     end
     feed('<Tab>')
-    wait_until('the ghost text accepted', function() return flowedit.ghost_text() == nil end)
+    -- accepted: the line holds it (the ghost text that may show next is the speculative next suggestion)
+    wait_until('the ghost text accepted', function()
+      return vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] ~= 'a = compute(tot)'
+        and flowedit.ghost_text() ~= shown
+    end)
     sleep(20)
     step.ghost = { shown = shown, extmark = virt, line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1],
       cursor = vim.api.nvim_win_get_cursor(0) }

@@ -103,13 +103,16 @@ async def test_partial_accept_then_request_serves_the_rest_from_cache(tmp_path):
                                       {"item": ed.client.protocol._converter.unstructure(items[0]),
                                        "acceptedLength": units})
             ed.type(URI, cursor, cursor, accepted)
-            before = ed.counters()["model_calls"]
+            before = ed.counters()
             rest = await ed.ghost(URI, cursor + len(accepted))
             counters = ed.counters()
         finally:
             await ed.stop()
     assert [i.insert_text for i in rest] == [long_line[80:]]
-    assert counters["model_calls"] == before == 1, counters
+    # one call for the line and none for the rest; the speculative call for what follows the line is
+    # asked once (accepting part of the line leaves the same text to follow)
+    calls = [c["model_calls"] - c["speculative_calls"] for c in (before, counters)]
+    assert calls == [1, 1] and counters["speculative_calls"] == 1, counters
 
 
 @pytest.mark.parametrize("behaviour, expected", [
@@ -272,3 +275,69 @@ async def test_ghost_text_replaces_the_auto_closed_bracket_it_types_again(tmp_pa
     assert fallback_item.text_edit.new_text == "self, item: Item"
     r = fallback_item.text_edit.range
     assert (r.start.character, r.end.character) == (12, 12)
+
+
+async def _accept(ed: Editor, item: lsp.InlineCompletionItem, uri: str, cursor: int) -> None:
+    """What an editor does on Tab: insert the item's text over its range, then run its command."""
+    ed.type(uri, cursor, cursor + item.range.end.character - item.range.start.character, item.insert_text)
+    await ed.client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command=item.command.command, arguments=list(item.command.arguments)))
+
+
+async def test_accepting_a_suggestion_finds_the_next_one_already_asked(tmp_path):
+    # the stand-in answers in turn: the line, then what follows it once accepted
+    async with Gateway("compute_alpha(1)\f + offset", tmp_path, rate=200, first_token_ms=150) as gw:
+        ed = await _editor(gw)
+        try:
+            ed.open(URI, "result = \nprint(result)\n")
+            cursor = len("result = ")
+            items = await ed.ghost(URI, cursor)
+            assert [i.insert_text for i in items] == ["compute_alpha(1)"]
+            # accepted at once: the speculative call (150 ms to its first token) is still running
+            await _accept(ed, items[0], URI, cursor)
+            following = await ed.ghost(URI, cursor + len("compute_alpha(1)"))
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert [i.insert_text for i in following] == [" + offset"]
+    assert ed.text(URI) == "result = compute_alpha(1)\nprint(result)\n"
+    # the second answer is the speculative call's, taken over while it streamed: no third call
+    assert (counters["model_calls"], counters["speculative_calls"], counters["speculative_hits"]) == (2, 1, 1), counters
+
+
+async def test_leaving_a_shown_suggestion_interrupts_its_speculative_call(tmp_path):
+    async with Gateway("compute_alpha(1)\f + offset\fzebra_beta(2)", tmp_path, rate=20, first_token_ms=100) as gw:
+        ed = await _editor(gw)
+        try:
+            ed.open(URI, "result = \nprint(result)\n")
+            cursor = len("result = ")
+            assert [i.insert_text for i in await ed.ghost(URI, cursor)] == ["compute_alpha(1)"]
+            ed.type(URI, cursor, cursor, "z")  # not what was shown
+            second = await ed.ghost(URI, cursor + 1)
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert [i.insert_text for i in second] == ["zebra_beta(2)"]  # a fresh answer, never " + offset"
+    assert counters["speculative_calls"] == 1 and counters["speculative_hits"] == 0, counters
+    assert counters["model_calls"] == 3 and counters["interrupted_streams"] >= 1, counters
+
+
+async def test_every_key_of_a_burst_that_leaves_the_answer_asks_the_model_at_once(tmp_path):
+    """Zero-wait (the default): at 100 ms per key, each key's ghost text arrives before the next key.
+    (With `inline.wait: "adaptive"`, ~150 ms at this pace, 0–4 of the 10 keys got any: checked.)"""
+    async with Gateway("never_typed_value(0)", tmp_path, rate=5000) as gw:
+        ed = Editor()
+        await ed.start({"endpoint": gw.url, "inline": {"speculate": False}})
+        try:
+            ed.open(URI, "x = \nprint(x)\n")
+            cursor, shown = len("x = "), 0
+            for i, char in enumerate("abcdefghij"):
+                ed.type(URI, cursor + i, cursor + i, char)
+                request = asyncio.ensure_future(ed.ghost(URI, cursor + i + 1))
+                await asyncio.sleep(0.1)  # ok: the typist's pace, an input: the next key comes 100 ms later
+                shown += request.done() and bool(request.result())  # (if not, the next key supersedes it)
+            await asyncio.wait({request})
+            counters = ed.counters()
+        finally:
+            await ed.stop()
+    assert shown >= 8 and counters["model_calls"] >= 8, (shown, counters)  # (slack for a loaded machine)

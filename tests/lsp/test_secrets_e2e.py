@@ -70,8 +70,10 @@ def leaked(texts: list[str]) -> list[str]:
 async def test_an_endpoint_never_receives_a_secret_file(tmp_path):
     files = write_workspace(tmp_path)
     engine = Recording("pass")
+    # no speculative requests: this test counts what reaches the model one request at a time
+    settings = {"model": "m", "inline": {"speculate": False}}
     async with Gateway(engine) as gateway, \
-            EditorClient({"endpoint": gateway.url, "model": "m"}, root_uri=tmp_path.as_uri()) as editor:
+            EditorClient({**settings, "endpoint": gateway.url}, root_uri=tmp_path.as_uri()) as editor:
         refused = answered = 0
         for uri, text in files.items():
             editor.open(uri, text)

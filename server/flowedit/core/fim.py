@@ -60,12 +60,16 @@ def fim_context(doc: Document, offset: int, path: str, prefix_tokens: int = 1500
     return FimContext(path, doc.language_id, doc.text[lo:offset], doc.text[offset:hi], snippets)
 
 
-def cursor_at(doc: Document, offset: int, lookahead: int = 3) -> Cursor:
+LOOKAHEAD = 3  # the lines after the cursor's that the shape rules read
+SAMPLE_LINES = 200  # lines either side of the cursor that say the file's indentation step
+
+
+def cursor_at(doc: Document, offset: int, lookahead: int = LOOKAHEAD, sample_lines: int = SAMPLE_LINES) -> Cursor:
     """The shape rules' view of the cursor: its line split in two, the next lines, the indent step."""
     line = doc.line_of(offset)
     start, end = doc.line_start(line), doc.line_end(line)
     nxt = tuple(doc.line_text(i) for i in range(line + 1, min(line + 1 + lookahead, doc.line_count)))
-    sample = [doc.line_text(i) for i in range(max(0, line - 200), min(doc.line_count, line + 200))]
+    sample = [doc.line_text(i) for i in range(max(0, line - sample_lines), min(doc.line_count, line + sample_lines))]
     return Cursor(doc.text[start:offset], doc.text[offset:end], nxt, detect_indent_unit(sample, default=None))
 
 
@@ -74,3 +78,19 @@ def snippet_around(doc: Document, offset: int, path: str, lines: int = 8) -> Sni
     line = doc.line_of(min(offset, len(doc.text)))
     first, last = max(0, line - lines // 2), min(doc.line_count - 1, line + lines // 2)
     return Snippet(path, doc.text[doc.line_start(first) : doc.line_end(last)])
+
+
+def accepted_view(doc: Document, start: int, end: int, text: str, prefix_tokens: int = 1500,
+                  suffix_tokens: int = 500, lines: int = SAMPLE_LINES) -> tuple[Document, int, int]:
+    """What `doc` would be around the cursor once `text` replaced `start:end` (a suggestion accepted):
+    a document holding the lines the context and the shape rules read (`fim_context`'s windows and
+    `cursor_at`'s next lines and ±`lines` sample, whole lines), the cursor's offset in it, and where that document
+    starts in `doc`. `fim_context` and `cursor_at` give the same answers in it as in the accepted
+    document — without copying a large document."""
+    line = doc.line_of(start)
+    lo = min(doc.line_start(doc.line_of(max(0, start - prefix_tokens * CHARS_PER_TOKEN - 1))),
+             doc.line_start(line - lines))
+    last = max(doc.line_of(min(len(doc.text), end + suffix_tokens * CHARS_PER_TOKEN)), doc.line_of(end) + max(lines, LOOKAHEAD))
+    hi = doc.line_start(last + 1) if last + 1 < doc.line_count else len(doc.text)
+    window = doc.text[lo:start] + text + doc.text[end:hi]
+    return Document(doc.uri, window, doc.version, doc.language_id), start - lo + len(text), lo

@@ -57,12 +57,14 @@ async def inline_items(host: Host, completer: InlineCompleter,
         return lsp.InlineCompletionList(items=[])
     offset = doc.offset_at(convert.position(params.position), host.encoding)
     invoked = params.context.trigger_kind == lsp.InlineCompletionTriggerKind.Invoked
+    version = doc.version
     result = await completer.complete(doc.uri, offset, invoked)
     if result is None:
         return lsp.InlineCompletionList(items=[])
     suggestion, text = result
     # the item's range spans the closers after the cursor that the text types again (VS Code replaces it)
     covers = fit(text, _line_cursor(doc, offset)).covers
+    completer.speculate(doc.uri, version, offset, offset + covers, text)  # what Tab would leave
     here = convert.lsp_range(doc, offset, offset + covers, host.encoding) if covers else \
         lsp.Range(start=params.position, end=params.position)
     return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
@@ -93,6 +95,7 @@ async def completion_items(host: Host, completer: InlineCompleter,
         rest = _LINE_BREAK.split(rest, 1)[0]  # the next line's completion brings the rest
     if not rest.strip():
         return lsp.CompletionList(is_incomplete=True, items=[])
+    completer.speculate(doc.uri, version, offset, offset, rest)  # what accepting the item would leave
     before = doc.text[doc.line_start(doc.line_of(offset)) : offset]
     word = _WORD.search(before)
     head = word.group(0) if word else ""

@@ -1,5 +1,6 @@
-"""`InlineCompleter`: inline completions with cancel-previous, in-flight reuse, a type-through cache,
-partial accept and an adaptive debounce — server-side, so every editor benefits."""
+"""`InlineCompleter`: zero-wait inline completions — at most one model call in flight per document, an
+answer the user has diverged from interrupted at once, in-flight reuse, a type-through cache, partial
+accept and the speculative next suggestion — server-side, so every editor benefits."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flowedit.core.cache import CompletionCache, Suggestion
 from flowedit.core.debounce import AdaptiveDebounce
 from flowedit.core.exclude import uri_path
-from flowedit.core.fim import FIM_INSTRUCTIONS, cursor_at, fim_context, snippet_around
+from flowedit.core.fim import FIM_INSTRUCTIONS, accepted_view, cursor_at, fim_context, snippet_around
 from flowedit.core.shape import Cursor, complete_enough, shape, wants_completion
 from flowedit.core.text import Document
 from flowedit.model import wire
@@ -43,6 +44,8 @@ class Counters:
     empty: int = 0
     shown: int = 0
     accepted: int = 0
+    speculative_calls: int = 0  # model calls for what follows a shown suggestion (also in model_calls)
+    speculative_hits: int = 0  # requests answered by one
 
     def as_dict(self) -> dict[str, int]:
         return dict(vars(self))
@@ -71,6 +74,7 @@ class ModelStream:
     endpoint: str | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task | None = None
+    speculative: bool = False  # asked for the text a suggestion's acceptance would leave
 
     def typed_since(self, doc: Document, offset: int) -> str | None:
         """What the user typed at the cursor since this stream started, or None if the context moved."""
@@ -146,7 +150,7 @@ class InlineCompleter:
                 if answer is not None:
                     return self._remember(stream, typed, answer, reused=True)
             self._stop_stream(uri)  # diverged or moved: never answer from a stale stream
-        delay = self.debounce[uri].delay(invoked)
+        delay = self.debounce[uri].delay(invoked) if settings.wait == "adaptive" else 0.0
         if delay > 0:
             version = doc.version
             done, _ = await asyncio.wait({superseded}, timeout=delay)
@@ -171,10 +175,37 @@ class InlineCompleter:
             return self._empty()
         if reused:
             self.counters.reuse_hits += 1
+            self.counters.speculative_hits += stream.speculative
         self.shown[suggestion.id] = suggestion
         while len(self.shown) > 200:
             self.shown.pop(next(iter(self.shown)))
         return suggestion, rest
+
+    def speculate(self, uri: str, version: int, start: int, end: int, text: str) -> None:
+        """A suggestion was answered for `uri`: ask now for the one that would follow its acceptance
+        (`text` replacing `start:end`, what the editor does on Tab), as Copilot does, so that accepting
+        finds it running or done. Typing along the suggestion keeps it (the accepted text is the same);
+        anything else supersedes it like any other answer the user has left."""
+        doc, latest = self.host.docs.get(uri), self.latest.get(uri)
+        if not self.host.settings.inline.speculate or doc is None or doc.version != version or doc.unsafe \
+                or self.host.withheld(uri) or latest is not None and not latest.done():
+            return  # (the user typed since, or a newer request owns the running answer)
+        settings = self.host.settings.inline
+        view, at, lo = accepted_view(doc, start, end, text, settings.prefix_tokens, settings.suffix_tokens)
+        cursor = cursor_at(view, at)
+        if not wants_completion(cursor, False):
+            return
+        offset = lo + at  # the cursor's offset once accepted
+        before, after = view.text[max(0, at - ANCHOR) : at], view.text[at : at + ANCHOR]
+        current = self.streams.get(uri)
+        if current is not None and current.speculative and (current.offset, current.before, current.after) == \
+                (offset, before, after):
+            return  # already asked for this very text (the user typed some of the suggestion)
+        self._stop_stream(uri)  # (an answer given is final: nothing is lost)
+        ctx = fim_context(view, at, uri_path(uri), settings.prefix_tokens, settings.suffix_tokens, self._snippets(uri))
+        stream = self._start_stream(uri, view, at, cursor, ctx)
+        stream.offset, stream.speculative = offset, True
+        self.counters.speculative_calls += 1
 
     def partially_accepted(self, suggestion_id: int, accepted_chars: int) -> None:
         """The user accepted the first `accepted_chars` of a suggestion's text: serve the rest from cache."""
@@ -304,7 +335,7 @@ class InlineCompleter:
             asyncio.ensure_future(_quiet_interrupt(stream.lane))
 
     def _figures(self, stream: ModelStream) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "complete", **answered_by(stream.model, stream.endpoint, stream.lane.model if stream.lane else None),
+        out: dict[str, Any] = {"kind": "complete", "speculative": stream.speculative, **answered_by(stream.model, stream.endpoint, stream.lane.model if stream.lane else None),
                                "tokens": stream.tokens}
         if stream.first_token_at is not None:
             out["ttft_ms"] = round((stream.first_token_at - stream.started) * 1000, 1)

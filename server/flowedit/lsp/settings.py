@@ -55,6 +55,11 @@ class InlineSettings(BaseModel):
     suffix_tokens: int = Field(default=500, ge=0, le=100_000)
     snippets: int = Field(default=3, ge=0, le=20)  # from recently edited open documents
     max_tokens: int = Field(default=128, ge=1, le=4096)
+    # "none": every keystroke the running answer cannot serve asks the model at once (at most one call in
+    # flight per document, the old one interrupted); "adaptive": first wait ~1.5x the typing interval
+    # (fewer calls on a metered endpoint, ghost text later)
+    wait: Literal["none", "adaptive"] = "none"
+    speculate: bool = True  # a shown suggestion fetches the one that follows its acceptance
     # bounded: a debounce of 1e308 ms was accepted, and completions never answered
     debounce_min_ms: float = Field(default=30, ge=0, le=2000, allow_inf_nan=False)
     debounce_max_ms: float = Field(default=350, ge=0, le=5000, allow_inf_nan=False)

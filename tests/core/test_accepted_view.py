@@ -1,0 +1,37 @@
+"""`accepted_view`: the context after a suggestion is accepted, read from a window instead of a copy."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from flowedit.core.fim import accepted_view, cursor_at, fim_context
+from flowedit.core.text import Document
+
+_CHARS = st.sampled_from(list("ab _(x)\n\n\t:é中😀") + ["\r\n", "    ", "  "])
+_TEXT = st.lists(_CHARS, max_size=300).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_TEXT, data=st.data(), inserted=st.lists(_CHARS, min_size=1, max_size=30).map("".join),
+       budget=st.tuples(st.integers(0, 30), st.integers(0, 30)), lines=st.integers(0, 6))
+def test_context_and_cursor_in_the_view_equal_those_of_the_accepted_document(text, data, inserted, budget, lines):
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, min(len(text), start + 3)))  # the closers an item's range covers
+    doc = Document("file:///a.py", text, 3, "python")
+    accepted = Document("file:///a.py", text[:start] + inserted + text[end:], 3, "python")
+    cursor = start + len(inserted)
+    view, at, lo = accepted_view(doc, start, end, inserted, *budget, lines=lines)
+    assert accepted.text[lo:].startswith(view.text) and view.text[:at] == accepted.text[lo:cursor]
+    assert (view.uri, view.version, view.language_id) == (doc.uri, doc.version, doc.language_id)
+    assert fim_context(view, at, "a.py", *budget) == fim_context(accepted, cursor, "a.py", *budget)
+    assert cursor_at(view, at, sample_lines=lines) == cursor_at(accepted, cursor, sample_lines=lines)
+
+
+def test_a_large_document_is_not_copied():
+    doc = Document("file:///big.py", "    x = 1\n" * 120_000, 1, "python")  # 1.2 MB
+    start = len(doc.text) // 2 + 4
+    view, at, _ = accepted_view(doc, start, start, "value")
+    accepted = Document("u", doc.text[:start] + "value" + doc.text[start:])
+    assert len(view.text) < 12_000
+    assert cursor_at(view, at) == cursor_at(accepted, start + 5)
+    assert fim_context(view, at, "big.py").prefix == fim_context(accepted, start + 5, "big.py").prefix
