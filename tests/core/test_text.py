@@ -190,3 +190,14 @@ def test_columns_and_code_points_agree_with_a_per_character_count(line, enc, dat
     assert enc.units(line) == width
     units = data.draw(st.integers(-1, width + 2))
     assert enc.index(line, units) == _per_character_index(enc, line, units)
+
+
+@given(TEXT, st.data())
+def test_the_line_end_style_is_the_first_terminator_through_changes(text, data):
+    # read off the line index (the first line's end), not by scanning a text that may be one 1 MB line
+    doc = Document("file:///t", text)
+    for _ in range(data.draw(st.integers(0, 3))):
+        a = data.draw(st.integers(0, len(doc.text)))
+        doc.apply(Change(a, data.draw(st.integers(a, len(doc.text))), data.draw(TEXT)))
+    first = re.search(r"\r\n|\r|\n", doc.text)
+    assert doc.eol() == (first.group(0) if first else "\n")

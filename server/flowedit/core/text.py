@@ -2,7 +2,7 @@
 
 The internal unit is the Python `str` index (a Unicode code point). Editors speak LSP positions
 (line, character) where `character` counts UTF-8 bytes, UTF-16 code units or code points depending on the
-negotiated `positionEncoding`; `Encoding` converts between them. Line terminators are `\\n`, `\\r\\n`
+negotiated `positionEncoding`; `Encoding` (core/columns.py) converts between them. Line terminators are `\\n`, `\\r\\n`
 and `\\r`, as in the LSP specification.
 """
 
@@ -10,66 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
 from typing import Callable, Iterable, Protocol
 
+from flowedit.core.columns import CHUNK, ColumnIndex, Encoding
 from flowedit.core.lines import LineStarts
 
 _EOL = re.compile(r"\r\n|\r|\n")
-
-
-class Encoding(str, Enum):
-    """An LSP position encoding: what one unit of `Position.character` counts."""
-
-    UTF8 = "utf-8"
-    UTF16 = "utf-16"
-    UTF32 = "utf-32"
-
-    def units(self, s: str) -> int:
-        """Length of `s` in this encoding's units."""
-        if self is Encoding.UTF32 or s.isascii():
-            return len(s)
-        if self is Encoding.UTF16:
-            return len(s.encode("utf-16-le", "surrogatepass")) // 2  # (in C: a long line costs µs, not ms)
-        return len(s.encode("utf-8", "surrogatepass"))
-
-    def index(self, line: str, units: int) -> int:
-        """Code-point index in `line` of a column of `units`; clamps to the line's end.
-
-        A column that falls inside a character (half a surrogate pair, part of a UTF-8 sequence) maps
-        to the start of that character.
-        """
-        if units <= 0:
-            return 0
-        if self is Encoding.UTF32 or line.isascii():
-            return min(units, len(line))
-        if not _SURROGATE.search(line):  # encoded, cut and decoded in C (no lone surrogate to merge)
-            if self is Encoding.UTF16:
-                data, cut = line.encode("utf-16-le"), min(units, len(line) * 2) * 2
-                if cut < len(data) and 0xDC <= data[cut + 1] <= 0xDF:  # the second half of a pair
-                    cut -= 2
-                return len(data[:cut].decode("utf-16-le"))
-            data, cut = line.encode("utf-8"), min(units, len(line) * 4)
-            while cut < len(data) and data[cut] & 0xC0 == 0x80:  # inside a character: back to its start
-                cut -= 1
-            return len(data[:cut].decode("utf-8"))
-        count = 0
-        for i, c in enumerate(line):
-            width = _width(c, self)
-            if count + width > units:
-                return i
-            count += width
-        return len(line)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _width(c: str, enc: Encoding) -> int:
-    o = ord(c)
-    if enc is Encoding.UTF16:
-        return 2 if o > 0xFFFF else 1
-    return 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +45,7 @@ class Change:
 
     def apply(self, text: str) -> str:
         """The text after this change."""
-        return text[: self.start] + self.text + text[self.end :]
+        return "".join((text[: self.start], self.text, text[self.end :]))  # one copy fewer than a + b + c (1 MB: -20%)
 
 
 def same_effect(a: Change, b: Change, before: str) -> bool:
@@ -163,13 +109,17 @@ class Document:
     """An open document: its text, version, language and a line index kept up to date incrementally."""
 
     def __init__(self, uri: str, text: str, version: int = 0, language_id: str = "", *,
-                 line_block: int | None = None) -> None:
+                 line_block: int | None = None, column_chunk: int | None = None) -> None:
         self.uri = uri
         self.language_id = language_id
         self.version = version
         self.text = text
         self.unsafe: str | None = None  # why this copy may differ from the editor's (a change it could not apply)
         self._starts = LineStarts(_line_starts(text, 0, len(text)), line_block)
+        # columns of a line longer than 2 chunks are counted from checkpoints, built at the first one
+        self._chunk = column_chunk
+        self._long = 2 * (column_chunk or CHUNK)
+        self._columns: ColumnIndex | None = None
         self.observers: list[ChangeObserver] = []
         self._predicted: list[_Predicted] = []  # edits the editor applied and has not reported yet, in order
 
@@ -217,24 +167,44 @@ class Document:
             if strict and (pos.line > len(self._starts) or pos.character > 0):
                 raise PositionError(f"line {pos.line} is past the end (the document has {len(self._starts)} lines)")
             return len(self.text)
-        start = self._starts[pos.line]
-        line = self.text[start : self.line_end(pos.line)]
-        if strict and pos.character > enc.units(line):
+        start, end = self._starts[pos.line], self.line_end(pos.line)
+        if strict and pos.character > (width := self._units(start, end, enc)):
             raise PositionError(f"column {pos.character} is past the end of line {pos.line} "
-                                f"({enc.units(line)} {enc.value} units)")
-        return start + enc.index(line, pos.character)
+                                f"({width} {enc.value} units)")
+        if pos.character <= 0:
+            return start
+        if enc is Encoding.UTF32 or self.text.isascii():
+            return min(start + pos.character, end)
+        if end - start <= self._long:
+            return start + enc.index(self.text[start:end], pos.character)
+        return self._column_index().index(self.text, start, end, pos.character, enc)
 
     def position_at(self, offset: int, enc: Encoding) -> Position:
         """The LSP position of an offset (an offset inside a CRLF pair counts as the line's end)."""
         offset = max(0, min(offset, len(self.text)))
         line = self.line_of(offset)
         start = self._starts[line]
-        return Position(line, enc.units(self.text[start : min(offset, self.line_end(line))]))
+        return Position(line, self._units(start, min(offset, self.line_end(line)), enc))
+
+    def _units(self, start: int, end: int, enc: Encoding) -> int:
+        """`enc.units(self.text[start:end])`, within one line."""
+        if enc is Encoding.UTF32 or self.text.isascii():
+            return end - start
+        if end - start <= self._long:
+            return enc.units(self.text[start:end])
+        return self._column_index().units(self.text, start, end, enc)
+
+    def _column_index(self) -> ColumnIndex:
+        if self._columns is None:
+            self._columns = ColumnIndex(self.text, self._chunk)
+        return self._columns
 
     def eol(self) -> str:
         """The document's line terminator style (the first one found; `\\n` if none)."""
-        m = _EOL.search(self.text)
-        return m.group(0) if m else "\n"
+        if len(self._starts) < 2:
+            return "\n"
+        second = self._starts[1]  # just past the first line's end
+        return "\r\n" if self.text[second - 2 : second] == "\r\n" else self.text[second - 1]
 
     # ------------------------------------------------------------------ changes
     def apply(self, change: Change) -> None:
@@ -321,6 +291,8 @@ class Document:
             raise ValueError(f"change {change.start}..{change.end} past the end ({len(self.text)})")
         self.text = change.apply(self.text)
         self._reindex(change)
+        if self._columns is not None:
+            self._columns.replace(self.text, change.start, change.end, change.delta)
 
     def _reindex(self, change: Change) -> None:
         # starts before the change only depend on the text before it, starts after it on the text after it
