@@ -79,7 +79,9 @@ class Framer:
             return True
         size = self._body
         window = bytes(buf[max(0, self._scanned - _TAIL) : min(len(buf), size + _TAIL)])
-        found = HEADER_LINE.search(window)
+        # a header line ends in a line break, which a JSON text (what json.dumps writes) seldom holds: the regex, ~3 ns a
+        # byte (11 ms in a 1 MB didOpen of emoji and CJK), only runs where one could end (memchr finds that)
+        found = HEADER_LINE.search(window) if b"\n" in window else None
         if found is not None and (at := max(0, self._scanned - _TAIL) + found.start()) < size:
             return self._cut(out, at)
         if self._skip:
