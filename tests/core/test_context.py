@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from flowedit.core.context import (
     CHARS_PER_TOKEN,
     DIFF_INSTRUCTIONS,
+    OWN_LINES,
     REPLACE_INSTRUCTIONS,
     RewriteContext,
     rewrite_context,
@@ -128,12 +129,26 @@ def test_zero_budget_keeps_only_the_selections_own_lines():
     assert (ctx.before, ctx.selection, ctx.after) == ("b ", "c", " d\n")
 
 
-@pytest.mark.xfail(strict=True, reason="the selection's own first and last lines are sent whole and are not "
-                                       "counted: a selection inside one huge (minified) line sends all of it")
 def test_a_selection_inside_one_huge_line_stays_within_the_budget():
     text = "x" * 100_000 + "\n;"
     ctx = rewrite_context(doc(text), Region(50_000, 50_010), "tidy", "p", budget_tokens=100)
-    assert len(ctx.before) + len(ctx.selection) + len(ctx.after) <= 100 * CHARS_PER_TOKEN
+    assert len(ctx.before) + len(ctx.selection) + len(ctx.after) == 100 * CHARS_PER_TOKEN
+    assert len(ctx.before) == 195 and ctx.after == "x" * 195  # nearest the selection, on both sides
+
+
+@given(st.integers(0, 600), st.integers(0, 600), st.integers(0, 120), st.sampled_from(["\n", "\r\n", ""]))
+def test_the_selections_own_lines_are_cut_only_past_the_budget_and_a_lines_worth(head, tail, budget_tokens, eol):
+    text = "a\n" + "中" * head + "SEL" + "😀" * tail + eol + ("b\n" if eol else "")  # "": the last line
+    start = 2 + head
+    ctx = rewrite_context(doc(text), Region(start, start + 3), "tidy", "p", budget_tokens=budget_tokens)
+    keep = max(budget_tokens * CHARS_PER_TOKEN - 3, OWN_LINES)
+    own = head + tail + len(eol)
+    if own <= keep:  # whole, as any ordinary line
+        assert ctx.before.endswith("中" * head) and ctx.after.startswith("😀" * tail + eol)
+    else:  # cut to `keep`, nearest the selection, the short side's share to the other
+        assert len(ctx.before) + len(ctx.after) == keep
+        assert ctx.before == text[start - len(ctx.before) : start] and ctx.after == text[start + 3 : start + 3 + len(ctx.after)]
+        assert min(len(ctx.before), len(ctx.after)) == min(keep // 2, head, tail + len(eol))
 
 
 @settings(max_examples=400)

@@ -9,6 +9,7 @@ from flowedit.core.region import Region
 from flowedit.core.text import Document
 
 CHARS_PER_TOKEN = 4  # the usual rough figure for code; budgets are estimates, not tokenizer counts
+OWN_LINES = 200  # characters of the selection's own lines that come along whatever the budget
 
 REPLACE_INSTRUCTIONS = (
     "You rewrite a selected piece of code. Answer with the new text of the selection only: no code "
@@ -54,11 +55,19 @@ class RewriteContext:
 
 def rewrite_context(doc: Document, region: Region, instruction: str, path: str, budget_tokens: int = 2000,
                     previous_answer: str | None = None) -> RewriteContext:
-    """Gather whole lines above and below the region, alternately, until the budget is spent."""
+    """Gather whole lines above and below the region, alternately, until the budget is spent.
+
+    The selection's own first and last lines come whole, beyond the budget, as long as what they hold
+    besides the selection fits what is left of it or is no longer than `OWN_LINES` characters; a longer
+    one (a minified file's one line) is cut to that, nearest the selection, and no other line comes."""
     budget = max(budget_tokens * CHARS_PER_TOKEN - (region.end - region.start), 0)
     above = doc.line_of(region.start) - 1
     below = doc.line_of(region.end) + (0 if region.end == doc.line_start(doc.line_of(region.end)) else 1)
     top, bottom = doc.line_start(above + 1), doc.line_start(below)
+    head, tail, keep = region.start - top, bottom - region.end, max(budget, OWN_LINES)
+    if head + tail > keep:
+        head = min(head, max(keep // 2, keep - tail))
+        top, bottom, budget = region.start - head, region.end + min(tail, keep - head), 0
     while budget > 0 and (above >= 0 or below < doc.line_count):
         grew = False
         if above >= 0:
