@@ -22,6 +22,9 @@ FIGURES = {
     "rewrite": ["ttft ms", "tok→edit ms", "total ms", "tail ms", "achieved tok/s"],
     "soak": ["start", "end", "RSS", "socket drops"],
     "startup": ["bare pygls", "flowedit lsp − bare pygls"],
+    "transport": ["ttft ms", "overhead ms", "http per request", "http keep-alive",
+                  "WS overhead / HTTP-per-request overhead", "WS TTFT / HTTP TTFT", "request bytes",
+                  "whole again", "previous_response_id"],
 }
 
 
