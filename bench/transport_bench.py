@@ -6,7 +6,9 @@ runs in a subprocess, one per answer size; this process is the client and reache
 - ws link: flowedit's own `ModelLink` (one persistent, multiplexed WebSocket, deflate offered), as
   `flowedit lsp` uses it;
 - http per request: a new TCP connection per request, `POST /v1/responses` with `stream: true`;
-- http keep-alive: the same, one connection reused.
+- http keep-alive: the same, one connection reused;
+- ws bare, no deflate: a bare `websockets` client without permessage-deflate (which ModelLink offers), on
+  the gateway's WebSocket: what the socket costs without the link and the compression.
 
 The HTTP client is a minimal one of this file (h11 — the listener's own HTTP/1.1 library — on asyncio
 streams; Nagle off as asyncio sets it), decoding the events with flowedit's SSE decoder and wire codec
@@ -36,6 +38,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import urlsplit
 
 import h11
+from websockets.asyncio.client import ClientConnection, connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or via `flowedit bench transport`
 from gateway_bench import answer  # noqa: E402
@@ -49,7 +52,7 @@ from flowedit.model.link import ModelLink  # noqa: E402
 # `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
 QUICK = ["--reps", "5", "--long-tokens", "500", "--prefill-reps", "2", "--warm-up", "2"]
 
-PATHS = ("ws link", "http per request", "http keep-alive")
+PATHS = ("ws link", "http per request", "http keep-alive", "ws bare, no deflate")
 KEYSTROKES = "abcde"
 Stream = Callable[[dict[str, Any]], AsyncIterator[wire.ServerEvent]]
 
@@ -120,6 +123,17 @@ class HttpClient:
             self._streams = None
 
 
+def bare_stream(ws: ClientConnection) -> Stream:
+    async def stream(body: dict[str, Any]) -> AsyncIterator[wire.ServerEvent]:
+        await ws.send(json.dumps({"type": "response.create", **body}))
+        while True:
+            event = wire.decode_server_event(await ws.recv())
+            yield event
+            if isinstance(event, (wire.ResponseLifecycle, wire.ErrorEvent)) and getattr(event, "terminal", True):
+                return
+    return stream
+
+
 def link_stream(link: ModelLink) -> Stream:
     async def stream(body: dict[str, Any]) -> AsyncIterator[wire.ServerEvent]:
         async for event in await link.request(wire.ResponseCreate(**body)):
@@ -153,12 +167,14 @@ async def compare(serve: Serve, reps: int, warm_up: int, text: str) -> dict[str,
     """Every path in turn, `reps` times after `warm_up` (not counted): (ttfts, totals) per path; each
     answer must be the stand-in's whole text."""
     body = {"model": "scripted", "input": "complete: def area(w, h):"}
-    async with ModelLink(serve.url, shown_url=None) as link:
+    async with (ModelLink(serve.url, shown_url=None) as link,
+                connect(serve.url, proxy=None, compression=None, max_size=None) as bare):
         per_request, kept = HttpClient(serve.http_url, False), HttpClient(serve.http_url, True)
-        streams = dict(zip(PATHS, (link_stream(link), per_request.stream, kept.stream)))
+        streams = dict(zip(PATHS, (link_stream(link), per_request.stream, kept.stream, bare_stream(bare))))
         got: dict[str, tuple[list[float], list[float]]] = {path: ([], []) for path in PATHS}
         for rep in range(warm_up + reps):
-            order = PATHS[rep % 3:] + PATHS[:rep % 3]  # no path always first after the previous one
+            turn = rep % len(PATHS)
+            order = PATHS[turn:] + PATHS[:turn]  # no path always first after the same other one
             for path in order:
                 first, total, response = await timed(streams[path], body)
                 if output(response) != text:
@@ -233,16 +249,18 @@ async def main(argv: list[str] | None = None) -> int:
             for path in PATHS:
                 ttfts, totals = got[path]
                 rows.append((label, tokens, path, ms(ttfts), ms(totals), ms(totals) - scripted * 1000))
-        print(f"{'answer':<7} {'tokens':>6}  {'path':<17} {'ttft ms':>8} {'completed ms':>13} {'overhead ms':>12}")
+        print(f"{'answer':<7} {'tokens':>6}  {'path':<20} {'ttft ms':>8} {'completed ms':>13} {'overhead ms':>12}")
         for label, tokens, path, ttft, total, overhead in rows:
-            print(f"{label:<7} {tokens:>6}  {path:<17} {ttft:>8.3f} {total:>13.3f} {overhead:>12.3f}")
+            print(f"{label:<7} {tokens:>6}  {path:<20} {ttft:>8.3f} {total:>13.3f} {overhead:>12.3f}")
         print()
         for label in ("short", "long"):
             cell = {path: (ttft, overhead) for name, _, path, ttft, _, overhead in rows if name == label}
-            ws, fresh, kept = cell["ws link"], cell["http per request"], cell["http keep-alive"]
-            print(f"{label}: WS overhead / HTTP-per-request overhead = {ws[1] / fresh[1]:.0%} (target ≤ 20 %), "
-                  f"/ keep-alive {ws[1] / kept[1]:.0%}; WS TTFT / HTTP TTFT = {ws[0] / fresh[0]:.0%} "
-                  f"(per request), {ws[0] / kept[0]:.0%} (keep-alive)")
+            fresh, kept = cell["http per request"], cell["http keep-alive"]
+            for path in ("ws link", "ws bare, no deflate"):
+                ws = cell[path]
+                print(f"{label}, {path}: WS overhead / HTTP-per-request overhead = {ws[1] / fresh[1]:.0%} "
+                      f"(target ≤ 20 %), / keep-alive {ws[1] / kept[1]:.0%}; WS TTFT / HTTP TTFT = "
+                      f"{ws[0] / fresh[0]:.0%} (per request), {ws[0] / kept[0]:.0%} (keep-alive)")
 
         text_file = Path(tmp) / "completion.txt"
         text_file.write_text(answer(args.short_tokens), encoding="utf-8")
