@@ -6,6 +6,8 @@
   each of `--keys` keystrokes there, and the first conversion (which counts the line at checkpoints);
 - server: a whole rewrite inside a 1 MB line beside the same rewrite in a short line (target ratio ≤ 2),
   from the command to its end (the server has read the opened document before the clock starts);
+- server: 100 open documents of 10,000 lines of real code (the standard library's files, one after another):
+  the server's RSS growth from opening them, over their text's size in UTF-8 bytes (target ≤ 1.5×);
 - server: the real `flowedit lsp` (subprocess, stdio) and the editor stand-in of `flowedit.editor.client`;
   after each keystroke (a `didChange`) a `workspace/executeCommand flowedit.stats` round trip, which waits
   for the server to have handled the change: its p50 in each document, interleaved (tiny, 1 MB, tiny
@@ -26,6 +28,9 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or via `flowedit bench document`
+from soak_bench import process_figures  # noqa: E402
 
 from flowedit.core.text import Change, Document, Encoding
 from flowedit.editor.client import EditorClient
@@ -86,6 +91,32 @@ async def server_ms(keys: int, rounds: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+def real_code(count: int, lines: int) -> list[str]:
+    """`count` documents of `lines` lines each: the standard library's .py files one after another (sorted
+    by path, from the start again when they run out), each document starting where the last one ended."""
+    corpus: list[str] = []
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py")):
+        if "site-packages" not in path.parts:
+            try:
+                corpus += path.read_text(encoding="utf-8").splitlines(keepends=True)
+            except (UnicodeDecodeError, OSError):
+                continue
+    return ["".join(corpus[(i * lines + k) % len(corpus)] for k in range(lines)) for i in range(count)]
+
+
+async def open_rss(documents: list[str]) -> tuple[float, float]:
+    """The server's RSS (MiB) with one tiny document open and after opening `documents` too."""
+    async with EditorClient({"inline": {"enabled": False}}) as editor:
+        pid = editor._client._server.pid
+        editor.open("file:///w/tiny.py", TINY)
+        await editor.command("flowedit.stats", {})
+        before = process_figures(pid)["rss_mib"]
+        for i, text in enumerate(documents):
+            editor.open(f"file:///w/doc{i}.py", text)
+            await editor.command("flowedit.stats", {})  # read and kept: one at a time, as an editor opens them
+        return before, process_figures(pid)["rss_mib"]
+
+
 ANSWER = "compute(é, 中文, 😀) + " * 40 + "0"  # ~280 tokens of a one-line answer, streamed in several edits
 
 
@@ -121,10 +152,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keys", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rewrites", type=int, default=5, help="rewrites per line length")
+    parser.add_argument("--documents", type=int, default=100, help="open documents of 10,000 lines")
     parser.add_argument("--quick", action="store_true", help="a short run that proves the harness (CI)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.keys, args.rounds, args.rewrites = 20, 1, 1
+        args.keys, args.rounds, args.rewrites, args.documents = 20, 1, 1, 5
     lines = BIG.count("\n")
     print(f"document_bench: Python {platform.python_version()} on {platform.machine()}; 1 MB = {len(BIG):,} "
           f"characters, {lines:,} lines; {args.keys} keystrokes x {args.rounds} rounds")
@@ -141,6 +173,11 @@ def main(argv: list[str] | None = None) -> None:
     short, long = (asyncio.run(rewrite_ms(line, args.rewrites)) for line in ("é中😀 abc " * 4, long_line))
     print(f"server rewrite inside a line (~280 tokens)  short line {short:7.1f} ms   1 MB line {long:7.1f} ms   "
           f"ratio {long / short:5.2f} (target ≤ 2)")
+    documents = real_code(args.documents, 10_000)
+    size = sum(len(text.encode()) for text in documents) / 2**20
+    before, after = asyncio.run(open_rss(documents))
+    print(f"server {len(documents)} open documents of 10,000 lines ({size:.1f} MiB of UTF-8)  RSS {before:.1f} → "
+          f"{after:.1f} MiB   growth {after - before:.1f} MiB = {(after - before) / size:.2f}× the text (target ≤ 1.5×)")
     server = asyncio.run(server_ms(args.keys, args.rounds))
     print(f"server keystroke + round trip        tiny {server['tiny']:7.3f} ms   1 MB {server['1 MB']:7.3f} ms   "
           f"difference {server['1 MB'] - server['tiny']:7.3f} ms (target ≤ 1 ms)")

@@ -36,6 +36,22 @@ def test_line_index_stays_right_through_changes(text, data):
             assert doc.line_of(offset) == sum(1 for p in naive if p <= offset) - 1, offset
 
 
+@settings(max_examples=40)
+@given(st.lists(st.sampled_from([0, 3, 40_000, 70_000]), min_size=1, max_size=6), st.data())
+def test_line_index_holds_lines_longer_than_its_small_integers(lengths, data):
+    # a block keeps its offsets in 2-byte integers while they fit (64 K code points), wider ones past that
+    text = "".join("x" * n + "\n" for n in lengths)
+    doc = Document("file:///t", text, line_block=data.draw(st.sampled_from([1, 2, 3])))
+    for _ in range(data.draw(st.integers(1, 4))):
+        a = data.draw(st.integers(0, len(doc.text)))
+        b = data.draw(st.integers(a, min(len(doc.text), a + data.draw(st.sampled_from([0, 5, 80_000])))))
+        doc.apply(Change(a, b, data.draw(st.sampled_from(["", "\n", "y" * 70_000, "a\nb" * 3]))))
+        naive = naive_starts(doc.text)
+        assert doc._starts.as_list() == naive
+        for offset in {0, len(doc.text), *naive, data.draw(st.integers(0, len(doc.text)))}:
+            assert doc.line_of(offset) == sum(1 for p in naive if p <= offset) - 1, offset
+
+
 @settings(max_examples=300)
 @given(TEXT, ENC, st.data())
 def test_positions_agree_with_an_independent_scan(text, enc, data):
