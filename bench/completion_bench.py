@@ -7,7 +7,11 @@ by the scripted model stand-in — not a model — at `--rate` tokens/s after `-
 - type along: a 40-character line typed one key at a time *along* the suggestion, one request per key;
 - diverge: k keys along the suggestion, then keys that leave it; every answer is checked against the text;
 - after a pause: a burst of keys that leaves the suggestion, a 1 s pause, one more key: its ghost text's latency;
-- partial accept: a 100-character suggestion accepted word by word (`didPartiallyAcceptCompletion`).
+- partial accept: a 100-character suggestion accepted word by word (`didPartiallyAcceptCompletion`);
+- burst: keys typed at 80 ms that never follow the suggestion, zero-wait beside the adaptive debounce
+  (`inline.wait`): model calls and ghost text per 100 keys, keystroke → model call, the last key's ghost text;
+- accept → next: a suggestion accepted with Tab, then the next ghost text, with and without the speculative
+  next suggestion (`inline.speculate`), accepted at once and after a reading pause.
 
 Keys are paced with `asyncio.sleep` (the typist's rhythm); results are awaited, never slept for.
 See bench/README.md for the columns.
@@ -23,6 +27,7 @@ import platform
 import re
 import statistics
 import sys
+import time
 from typing import Any, Iterable, Sequence
 
 from flowedit.engines.gateway import Gateway
@@ -30,7 +35,7 @@ from flowedit.engines.scripted import ScriptedEngine
 from flowedit.editor.client import SERVER_COMMAND, EditorClient, InlineAnswer
 
 # `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
-QUICK = ["--reps", "1", "--keys-ms", "80", "--first-token-ms", "50", "--diverge-at", "3"]
+QUICK = ["--reps", "1", "--keys-ms", "80", "--first-token-ms", "50", "--diverge-at", "3", "--burst-keys", "8"]
 
 LINE = "compute_the_answer(alpha, beta, gamma_1)"  # the suggestion typed along: 40 characters
 LINE_DOC = "import os\n\nresult = \n\nprint(result)  # after\n"
@@ -41,7 +46,11 @@ LONG_DOC = "req = \nsend(req)\n"
 LONG_AT = len("req = ")
 WORD = re.compile(r"\W*\w+|\W+")  # accept-next-word: the punctuation before a word goes with it
 ACCEPT_PACE_S = 0.15  # between word accepts: a reader pressing Ctrl+→
-COUNTERS = ("requests", "model_calls", "cache_hits", "reuse_hits", "cancellations", "interrupted_streams")
+COUNTERS = ("requests", "model_calls", "cache_hits", "reuse_hits", "cancellations", "interrupted_streams",
+            "speculative_calls", "speculative_hits")
+BURST = "zebra_beta(2) + omega_gamma(3) - kappa_delta(4) / lambda_e(5) * mu_f(6) + nu_g(7)"  # never along LINE
+BURST_KEY_S = 0.08  # the test trace's pace (80 ms/key)
+READING_S = 0.4  # a reader looks at the ghost text this long before pressing Tab
 assert len(LINE) == 40 and len(LONG) == 100
 
 # (key, header, kind) per table, kind: "n" a count (a median over reps may end in .5), "ms", "ratio", "text";
@@ -74,13 +83,37 @@ AFTER_PAUSE = [
     ("shown", "shown", "n"), ("pause_p50", "after pause p50 ms", "ms"), ("over_model_p50", "over model p50 ms", "ms"),
 ]
 PAUSE_S = 1.0
+BURSTING = [
+    ("wait", "inline.wait", "text"), ("first_token_ms", "1st tok ms", "n"), ("keys", "keys", "n"),
+    ("calls_per_100", "calls/100 keys", "n"), ("shown_per_100", "shown/100 keys", "n"),
+    ("interrupted_streams", "interrupted", "n"), ("call_p50", "key→call p50 ms", "ms"),
+    ("model_ms", "model ms", "ms"), ("last_ms", "last key ms", "ms"), ("over_model", "last over model ms", "ms"),
+]
+ACCEPTING = [
+    ("speculate", "speculate", "text"), ("first_token_ms", "1st tok ms", "n"), ("reading_ms", "Tab after ms", "n"),
+    ("model_calls", "model calls", "n"), ("speculative_hits", "speculative hits", "n"), ("shown", "next shown", "n"),
+    ("next_p50", "next p50 ms", "ms"), ("next_p90", "next p90 ms", "ms"),
+]
+
+
+class TimedEngine(ScriptedEngine):
+    """The scripted stand-in, noting when each model call reaches it (this process's clock)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arrivals: list[float] = []
+
+    async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
+        self.arrivals.append(time.perf_counter())
+        async for token in super().stream(request):
+            yield token
 
 
 class Typist:
     """One editor and its language server, against one stand-in; each session uses a fresh document."""
 
-    def __init__(self, editor: EditorClient) -> None:
-        self.editor = editor
+    def __init__(self, editor: EditorClient, engine: TimedEngine) -> None:
+        self.editor, self.engine = editor, engine
         self.sessions = 0
 
     def new_document(self, text: str) -> str:
@@ -213,6 +246,70 @@ async def after_pause(typist: Typist, first_token_ms: float, reps: int) -> dict:
             "pause_p50": p50(times), "over_model_p50": (p50(times) or 0) - first_token_ms}
 
 
+async def model_only(typist: Typist) -> float:
+    """An invoked request in a fresh document after a pause: the model's own time, as the editor sees it."""
+    uri = typist.new_document(LINE_DOC)
+    answer = await typist.editor.inline(uri, LINE_AT, invoked=True)
+    typist.editor.close(uri)
+    if answer.text != LINE:
+        raise RuntimeError(f"the stand-in answered {answer.text!r}")
+    return answer.latency_ms
+
+
+async def burst(typist: Typist, wait: str, first_token_ms: float, keys: int, reps: int) -> dict:
+    """`keys` keys at 80 ms that never follow the suggestion, a request after each, never awaited before
+    the next key (an editor asks on every change): how many model calls, how much ghost text while
+    typing, how soon after its key a call starts, and the last key's ghost text against the model's time."""
+    editor, engine, typed = typist.editor, typist.engine, BURST[:keys]
+    runs, starts, model = [], [], []
+    for _ in range(reps):
+        model.append(await model_only(typist))
+        await asyncio.sleep(PAUSE_S)  # ok: a pause, so the burst starts cold
+        uri, before = typist.new_document(LINE_DOC), editor.counters()
+        pending, sent = [], []
+        for i, key in enumerate(typed):
+            sent.append(time.perf_counter())
+            editor.type(uri, LINE_AT + i, LINE_AT + i, key)
+            pending.append(asyncio.create_task(editor.inline(uri, LINE_AT + i + 1)))
+            await asyncio.sleep(BURST_KEY_S)  # ok: the typist's rhythm
+        answers = await asyncio.gather(*pending)
+        editor.close(uri)
+        ends = sent[1:] + [float("inf")]
+        starts += [min(a for a in engine.arrivals if t <= a < end) - t for t, end in zip(sent, ends)
+                   if any(t <= a < end for a in engine.arrivals)]
+        counters = _delta(editor.counters(), before)
+        last = answers[-1]
+        runs.append({**counters, "calls_per_100": counters["model_calls"] * 100 / len(typed),
+                     "shown_per_100": sum(a.text is not None for a in answers[:-1]) * 100 / len(typed),
+                     "last_ms": last.latency_ms if last.text is not None else float("nan")})
+    result = _medians(runs)
+    model_ms = p50(model) or 0.0
+    return {**result, "wait": wait, "first_token_ms": first_token_ms, "keys": len(typed),
+            "call_p50": p50([s * 1000 for s in starts]), "model_ms": model_ms,
+            "over_model": result["last_ms"] - model_ms}
+
+
+async def accept_next(typist: Typist, speculate: bool, first_token_ms: float, reading_s: float, reps: int) -> dict:
+    """A suggestion shown after a pause, accepted with Tab (at once or after `reading_s`), then the ghost
+    text for the text after it: with the speculative next suggestion it is already asked for."""
+    editor, runs, times = typist.editor, [], []
+    for _ in range(reps):
+        await asyncio.sleep(PAUSE_S)  # ok: a pause before the key (a cold request)
+        uri, before = typist.new_document(LINE_DOC), editor.counters()
+        editor.type(uri, LINE_AT, LINE_AT, " ")
+        shown = await editor.inline(uri, LINE_AT + 1)
+        if shown.text is None:
+            raise RuntimeError("no ghost text to accept")
+        await asyncio.sleep(reading_s)  # ok: the reader's pause before Tab
+        await editor.accept(uri, shown)
+        after = await editor.inline(uri, LINE_AT + 1 + len(shown.text))
+        editor.close(uri)
+        times.append(after.latency_ms)
+        runs.append({**_delta(editor.counters(), before), "shown": int(after.text is not None)})
+    return {**_medians(runs), "speculate": "on" if speculate else "off", "first_token_ms": first_token_ms,
+            "reading_ms": reading_s * 1000, "next_p50": p50(times), "next_p90": p90(times)}
+
+
 async def partial_accept(typist: Typist, first_token_ms: float, reps: int) -> dict:
     runs, follow = [], []
     for _ in range(reps):
@@ -245,12 +342,14 @@ def table(columns: list[tuple[str, str, str]], rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-async def with_stand_in(answer: str, first_token_ms: float, rate: float, work) -> None:
-    """Run `await work(typist)` against a fresh stand-in (in this process) and a fresh `flowedit lsp`."""
-    async with Gateway(ScriptedEngine(answer, rate=rate, first_token_ms=first_token_ms)) as gateway:
+async def with_stand_in(answer: str, first_token_ms: float, rate: float, work, **inline: Any) -> None:
+    """Run `await work(typist)` against a fresh stand-in (in this process) and a fresh `flowedit lsp`
+    with `inline` settings."""
+    engine = TimedEngine(answer, rate=rate, first_token_ms=first_token_ms)
+    async with Gateway(engine) as gateway:
         command = (*SERVER_COMMAND, "--endpoint", gateway.url)
-        async with EditorClient({"model": "scripted"}, command=command) as editor:
-            typist = Typist(editor)
+        async with EditorClient({"model": "scripted", "inline": inline}, command=command) as editor:
+            typist = Typist(editor, engine)
             await typist.type_line("", 0, cancels=False)  # opens the model link: not counted
             await work(typist)
 
@@ -263,6 +362,7 @@ async def main(argv: list[str] | None = None) -> int:
                         help="the stand-in's delay before its first token, ms (default: %(default)s)")
     parser.add_argument("--rate", type=float, default=1000, help="stand-in tokens/s (default: %(default)s)")
     parser.add_argument("--diverge-at", default="3,20", help="k: keys along the suggestion before leaving it")
+    parser.add_argument("--burst-keys", type=int, default=40, help=f"keys of the burst (at most {len(BURST)})")
     args = parser.parse_args(argv)
     keys = [float(v) for v in args.keys_ms.split(",")]
     first_tokens = [float(v) for v in args.first_token_ms.split(",")]
@@ -274,7 +374,7 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}; `flowedit lsp` in a "
           f"subprocess, gateway in this process, editor = flowedit.editor.client (inlineCompletion, utf-16)")
 
-    along, diverging, partial, paused = [], [], [], []
+    along, diverging, partial, paused, bursting, accepting = [], [], [], [], [], []
     for first_token_ms in first_tokens:
         async def rows(typist: Typist) -> None:
             for keys_ms in keys:
@@ -289,6 +389,15 @@ async def main(argv: list[str] | None = None) -> int:
 
         await with_stand_in(LINE + "\nnext_line()\n", first_token_ms, args.rate, rows)
         await with_stand_in(LONG + "\n", first_token_ms, args.rate, long)
+        for wait in ("adaptive", "none"):  # the debounce before, zero-wait now: one server each, same trace
+            async def bursts(typist: Typist) -> None:
+                bursting.append(await burst(typist, wait, first_token_ms, args.burst_keys, args.reps))
+            await with_stand_in(LINE + "\n", first_token_ms, args.rate, bursts, wait=wait)
+        for speculate in (False, True):
+            async def accepts(typist: Typist) -> None:
+                for reading_s in (0.0, READING_S):
+                    accepting.append(await accept_next(typist, speculate, first_token_ms, reading_s, args.reps))
+            await with_stand_in(LINE + "\n", first_token_ms, args.rate, accepts, speculate=speculate)
 
     print(f"\ntype along — {len(LINE)} keys along the suggestion, a request per position ({len(LINE) + 1}); "
           "naive = one model call per request; hit = answered from cache or a running answer")
@@ -302,6 +411,13 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"\npartial accept — an invoked {len(LONG)}-character suggestion accepted word by word, a request "
           "after each word; next = those follow-up requests")
     print(table(PARTIAL, partial))
+    print(f"\nburst — {min(args.burst_keys, len(BURST))} keys at {BURST_KEY_S * 1000:g} ms that never follow the "
+          "suggestion, after a pause; shown = keys whose ghost text came before the next key; key→call = a key "
+          "sent → the model call it started reaching the stand-in; model ms = an invoked request alone")
+    print(table(BURSTING, bursting))
+    print(f"\naccept → next — a suggestion shown, accepted with Tab at once or after {READING_S * 1000:g} ms, "
+          "then the ghost text for the text after it (next ms)")
+    print(table(ACCEPTING, accepting))
     return 0
 
 

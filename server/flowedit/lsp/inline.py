@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 CUT_OFF_QUIET_S = 60.0
 _ids = itertools.count(1)
 ANCHOR = 200  # characters around the cursor that must be unchanged for a running answer to be reused
+SPECULATE_AFTER_S = 0.075  # a shown suggestion's next one is asked for once no key came this long
 
 
 @dataclass
@@ -98,12 +99,16 @@ class InlineCompleter:
         self.shown: dict[int, Suggestion] = {}
         self.recent: dict[str, int] = {}  # uri -> offset of its last edit, most recent last
         self._cut_told_at: float | None = None  # when a cut-off completion was last said (once a minute)
+        self._speculation: dict[str, asyncio.TimerHandle] = {}  # per document: the speculative call to come
 
     # ------------------------------------------------------------------ requests
     async def complete(self, uri: str, offset: int, invoked: bool) -> tuple[Suggestion, str] | None:
         """The suggestion to show at `offset` (and the text still to insert), or None."""
         loop = asyncio.get_running_loop()
         self.counters.requests += 1
+        pending = self._speculation.pop(uri, None)
+        if pending is not None:
+            pending.cancel()  # a key came: the suggestion it was for is gone or still being typed along
         superseded = loop.create_future()  # resolved True when a newer request takes over, False when done
         previous = self.latest.get(uri)
         if previous is not None and not previous.done():
@@ -147,8 +152,9 @@ class InlineCompleter:
                 answer = await self._await_answer(stream, typed, superseded)
                 if answer is _SUPERSEDED:
                     return None
-                if answer is not None:
+                if answer is not None and len(answer) > len(typed):
                     return self._remember(stream, typed, answer, reused=True)
+                # (typed to its end, or accepted: what follows needs a call of its own)
             self._stop_stream(uri)  # diverged or moved: never answer from a stale stream
         delay = self.debounce[uri].delay(invoked) if settings.wait == "adaptive" else 0.0
         if delay > 0:
@@ -182,10 +188,21 @@ class InlineCompleter:
         return suggestion, rest
 
     def speculate(self, uri: str, version: int, start: int, end: int, text: str) -> None:
-        """A suggestion was answered for `uri`: ask now for the one that would follow its acceptance
-        (`text` replacing `start:end`, what the editor does on Tab), as Copilot does, so that accepting
-        finds it running or done. Typing along the suggestion keeps it (the accepted text is the same);
-        anything else supersedes it like any other answer the user has left."""
+        """A suggestion was answered for `uri`: ask for the one that would follow its acceptance (`text`
+        replacing `start:end`, what the editor does on Tab), as Copilot does, so that accepting finds it
+        running or done — once no key came for `SPECULATE_AFTER_S` (during a burst every answer would
+        cost a second call, each left at the next key; a reader takes longer than that before Tab).
+        Typing along the suggestion keeps it (the accepted text is the same); anything else supersedes
+        it like any other answer the user has left."""
+        if self.host.settings.inline.speculate:
+            pending = self._speculation.pop(uri, None)
+            if pending is not None:
+                pending.cancel()
+            self._speculation[uri] = asyncio.get_running_loop().call_later(
+                SPECULATE_AFTER_S, self._speculate_now, uri, version, start, end, text)
+
+    def _speculate_now(self, uri: str, version: int, start: int, end: int, text: str) -> None:
+        self._speculation.pop(uri, None)
         doc, latest = self.host.docs.get(uri), self.latest.get(uri)
         if not self.host.settings.inline.speculate or doc is None or doc.version != version or doc.unsafe \
                 or self.host.withheld(uri) or latest is not None and not latest.done():
@@ -206,6 +223,7 @@ class InlineCompleter:
         stream = self._start_stream(uri, view, at, cursor, ctx)
         stream.offset, stream.speculative = offset, True
         self.counters.speculative_calls += 1
+        self.host.send_status(completion=self.counters.as_dict())
 
     def partially_accepted(self, suggestion_id: int, accepted_chars: int) -> None:
         """The user accepted the first `accepted_chars` of a suggestion's text: serve the rest from cache."""
@@ -226,6 +244,9 @@ class InlineCompleter:
         (`Host.withheld`), cached, shown or still streaming."""
         self.cache.clear()
         self.shown.clear()
+        for pending in self._speculation.values():
+            pending.cancel()
+        self._speculation.clear()
         for uri in list(self.streams):
             self._stop_stream(uri)
 
@@ -342,6 +363,8 @@ class InlineCompleter:
         return out
 
     async def close(self) -> None:
+        for pending in self._speculation.values():
+            pending.cancel()
         for uri in list(self.streams):
             self._stop_stream(uri)
 
