@@ -126,3 +126,42 @@ async def test_an_http_continuation_and_previous_response_not_found() -> None:
     assert follow_up.type == last.type == "response.completed"
     assert follow_up.response.usage.input_tokens_details.cached_tokens == 1000 + 1
     assert clock.sleeps == pytest.approx([1000 * 500e-6, 2 * 500e-6, 1 * 500e-6])
+
+
+async def test_an_interrupted_response_can_be_continued_and_a_typed_completion_gets_its_context_rebuilt() -> None:
+    engine = Echo()
+    async with ws_client(engine) as ws:
+        first = await ws_answer(ws, input="complete", flowedit={"task": "complete", "prefix": "x = ", "suffix": "\n"})
+        typed = await ws_answer(ws, input="typed a", previous_response_id=first["response"]["id"],
+                                flowedit={"task": "complete", "typed": "a", "max_tokens": 9})
+        again = await ws_answer(ws, input="typed b", previous_response_id=typed["response"]["id"],
+                                flowedit={"task": "complete", "typed": "b"})
+        # flowedit.typed continues only a completion that sent its prefix
+        bare = await ws_answer(ws, input="no context")
+        refused = await ws_answer(ws, input="x", previous_response_id=bare["response"]["id"],
+                                  flowedit={"task": "complete", "typed": "a"})
+    assert again["type"] == "response.completed", again
+    assert engine.seen[1].flowedit == {"task": "complete", "prefix": "x = a", "suffix": "\n", "max_tokens": 9}
+    assert engine.seen[2].flowedit == {"task": "complete", "prefix": "x = ab", "suffix": "\n", "max_tokens": 9}
+    assert refused["type"] == "error" and refused["error"]["code"] == "invalid_request_error", refused
+
+
+async def test_a_continuation_of_an_interrupted_response_waits_for_it_to_end() -> None:
+    """Interrupted on one lane and continued on another at once: the continuation finds it (with
+    `discard_partial_items`, its input only), it is not `previous_response_not_found`."""
+    engine = ScriptedEngine("word " * 2000 + "\fok", rate=200)
+    async with ws_client(engine) as ws:
+        await ws.send(json.dumps({"type": "response.create", "model": "m", "input": "first", "stream_id": "one"}))
+        async with asyncio.timeout(TIMEOUT):
+            while (event := json.loads(await ws.recv()))["type"] != "response.output_text.delta":
+                if event["type"] == "response.created":
+                    rid = event["response"]["id"]
+        await ws.send(json.dumps({"type": "response.interrupt", "response_id": rid}))
+        await ws.send(json.dumps({"type": "response.create", "model": "m", "input": "second",
+                                  "previous_response_id": rid, "stream_id": "two"}))
+        async with asyncio.timeout(TIMEOUT):
+            while (follow := json.loads(await ws.recv())).get("stream_id") != "two" or \
+                    follow["type"] not in (*wire.TERMINAL_TYPES, "error"):
+                pass
+    assert follow["type"] == "response.completed", follow
+    assert follow["response"]["usage"]["input_tokens_details"]["cached_tokens"] > 0

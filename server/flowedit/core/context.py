@@ -21,6 +21,13 @@ DIFF_INSTRUCTIONS = (
 )
 
 
+
+def redirect_prompt(instruction: str) -> str:
+    """The message of a redirect that continues the interrupted answer's response: the new instruction."""
+    return ("I interrupted your answer: follow this instruction instead. Answer again from the start with the "
+            f"whole new text of the selection, in the same format as before.\nInstruction: {instruction}")
+
+
 @dataclass(frozen=True)
 class RewriteContext:
     """What the model sees of a rewrite."""

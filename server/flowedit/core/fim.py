@@ -42,6 +42,23 @@ class FimContext:
                 "snippets": [{"path": s.path, "text": s.text} for s in self.snippets]}
 
 
+MAX_FOLLOWUPS = 8  # completions in a row that continue the one before; then the whole context again
+
+
+def continues(previous: FimContext, typed: str, ctx: FimContext) -> bool:
+    """Whether `ctx` is `previous` with `typed` added at the cursor and nothing else changed — so that a
+    request continuing the earlier response needs to send only `typed`. The prefix window may have moved
+    on (it is cut at a budget behind the cursor), never back."""
+    return (ctx.suffix == previous.suffix and ctx.snippets == previous.snippets and ctx.path == previous.path
+            and len(ctx.prefix) <= len(previous.prefix) + len(typed) and (previous.prefix + typed).endswith(ctx.prefix))
+
+
+def typed_prompt(typed: str, line_before: str) -> str:
+    """The message of a completion that continues the previous one: only the keys typed since."""
+    return (f"I kept typing: {typed!r} now follows the cursor (the line up to the cursor reads "
+            f"{line_before[-200:]!r}). Complete at the new cursor, after what I typed, with the same rules.")
+
+
 FIM_INSTRUCTIONS = (
     "You complete code at the cursor, which sits between <prefix> and <suffix>. Answer with the text to "
     "insert only: no explanation, no code fences, nothing that the suffix already has."

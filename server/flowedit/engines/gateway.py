@@ -30,8 +30,8 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from flowedit.engines.base import DropConnection, Engine
-from flowedit.engines.responses import History, PreviousResponseNotFound, ResponseRun
+from flowedit.engines.base import DropConnection, Engine, EngineError
+from flowedit.engines.responses import History, ResponseRun
 from flowedit.model import wire
 from flowedit.model.transport import loopback
 
@@ -237,10 +237,13 @@ class _Connection:
             self._workers.pop(lane, None)
 
     async def _respond(self, create: wire.ResponseCreate) -> None:
+        previous = self._running.get(str((create.model_extra or {}).get("previous_response_id")))
+        if previous is not None:  # (interrupted a moment ago, on another lane: it is ending)
+            await previous.ended.wait()
         try:
             request = self._history.resolve(create)
-        except PreviousResponseNotFound as exc:
-            await self._send(wire.error_event(exc.code, exc.message, stream_id=create.stream_id,
+        except EngineError as exc:  # previous_response_not_found, or a continuation it cannot make
+            await self._send(wire.error_event(exc.code, exc.message, stream_id=create.stream_id, status=exc.status,
                                               param="previous_response_id"))
             return
         run = ResponseRun(self._engine, request, self._send, gone=(ConnectionClosed,))
@@ -256,7 +259,7 @@ class _Connection:
             self._finished[run.id] = None
             if len(self._finished) > _FINISHED_MEMORY:
                 del self._finished[next(iter(self._finished))]
-        if run.completed:
+        if run.continuable:
             self._history.remember(run)
 
     # ------------------------------------------------------------ helpers

@@ -25,9 +25,9 @@ from typing import Any
 import h11
 import pydantic
 
-from flowedit.engines.base import DropConnection, Engine
+from flowedit.engines.base import DropConnection, Engine, EngineError
 from flowedit.engines.gateway import MAX_FRAME_BYTES, PATH, authorized, refuse_unguarded
-from flowedit.engines.responses import History, PreviousResponseNotFound, ResponseRun
+from flowedit.engines.responses import History, ResponseRun
 from flowedit.model import wire
 
 MAX_BODY_BYTES = MAX_FRAME_BYTES  # a request carries whole files as context, as a WebSocket frame does
@@ -120,8 +120,9 @@ class HttpListener:
         except _Refusal as refusal:
             await _send_error(conn, writer, refusal)
             return
-        except PreviousResponseNotFound as exc:
-            await _send_error(conn, writer, _Refusal(400, exc.code, exc.message, param="previous_response_id"))
+        except EngineError as exc:  # previous_response_not_found, or a continuation it cannot make
+            await _send_error(conn, writer, _Refusal(exc.status or 400, exc.code, exc.message,
+                                                     param="previous_response_id"))
             return
         headers = [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache")]
         await _write(writer, conn.send(h11.Response(status_code=200, headers=headers, reason=b"OK")))
@@ -150,7 +151,7 @@ class HttpListener:
             log.info("dropping connection on the engine's request: %s", exc)
             writer.transport.abort()
             raise _ClientGone from exc
-        if run.completed:
+        if run.continuable:
             self.history.remember(run)
         await _write(writer, conn.send(h11.EndOfMessage()))
 

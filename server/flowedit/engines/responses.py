@@ -8,8 +8,11 @@
 handed to a `send` coroutine — the gateway's WebSocket lanes and its HTTP listener (Server-Sent Events)
 both run them; each numbers and frames the events its own way.
 
-`History` is what a connection remembers of the responses it produced, so that a request carrying
-`previous_response_id` continues one (`History.resolve`); an unknown id is `previous_response_not_found`.
+`History` is what a connection remembers of the responses it produced (completed, or interrupted with
+what they had said), so that a request carrying `previous_response_id` continues one (`History.resolve`);
+an unknown id is `previous_response_not_found`. A completion that continues another one may send, instead
+of its whole prefix and suffix, `flowedit.typed`: the keys typed at the cursor since; the remembered
+request's prefix and suffix are then rebuilt with them for the engine.
 """
 
 from __future__ import annotations
@@ -62,11 +65,17 @@ class ResponseRun:
         self._pump: asyncio.Task[None] | None = None
         self._cut: str | None = None  # why it ended early (max_output_tokens)
         self.completed = False
+        self.ended = asyncio.Event()  # set once its terminal event is out (or it failed)
 
     @property
     def text(self) -> str:
         """The answer so far."""
         return "".join(self.deltas)
+
+    @property
+    def continuable(self) -> bool:
+        """Whether a later request may continue it: completed, or interrupted (with what it had said)."""
+        return self.completed or self.interrupt is not None
 
     def stop(self, interrupt: wire.ResponseInterrupt) -> None:
         """End the response as `interrupt` asks: the engine is cancelled at once (first call only)."""
@@ -85,6 +94,7 @@ class ResponseRun:
                 await asyncio.wait([self._pump])
             await self._finish()
         finally:
+            self.ended.set()
             pump = self._pump
             if pump is not None:
                 if not pump.done():
@@ -184,6 +194,7 @@ class _Remembered:
     items: list[dict[str, Any]]  # its whole input (earlier turns included) and its output, as input items
     tokens: int  # what a continuation finds cached: its input and output tokens
     chars: int
+    extension: dict[str, Any] | None  # its request's `flowedit` field (a completion's prefix and suffix)
 
 
 class History:
@@ -211,17 +222,35 @@ class History:
         # (a client's own cached_tokens/new_tokens, unknown fields to it, do not reach the engine)
         fields = create.model_dump(exclude={"input", "previous_response_id", "cached_tokens", "new_tokens"},
                                    exclude_none=True)
+        fields["flowedit"] = _continued_extension(create.flowedit, kept.extension)
         return Continuation(**fields, input=[*kept.items, *_items(create.input)], cached_tokens=kept.tokens,
                             new_tokens=input_tokens(create))
 
     def remember(self, run: ResponseRun) -> None:
-        """Keep a completed response (the oldest go first when over either bound)."""
-        items = [*_items(run.request.input), {"role": "assistant", "content": run.text}]
+        """Keep a completed or interrupted response (the oldest go first when over either bound); an
+        interrupt that discards partial items leaves its input only."""
+        discarded = run.interrupt is not None and run.interrupt.mode == "discard_partial_items"
+        items = [*_items(run.request.input), *([] if discarded else [{"role": "assistant", "content": run.text}])]
         chars = sum(len(str(item.get("content", ""))) for item in items)
-        self._kept[run.id] = _Remembered(items, input_tokens(run.request) + len(run.deltas), chars)
+        self._kept[run.id] = _Remembered(items, input_tokens(run.request) + len(run.deltas), chars,
+                                         run.request.flowedit)
         self._held += chars
         while self._kept and (len(self._kept) > self.entries or self._held > self.chars):
             self._held -= self._kept.popitem(last=False)[1].chars
+
+
+def _continued_extension(new: dict[str, Any] | None, old: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The `flowedit` field a continuation hands its engine: a completion that sends `typed` (the keys
+    typed at the cursor since the response it continues) instead of its prefix and suffix gets the old
+    ones with the keys added to the prefix; anything else as it came."""
+    if not new or "typed" not in new:
+        return new
+    typed = new["typed"]
+    if not isinstance(typed, str) or not old or not isinstance(old.get("prefix"), str):
+        raise EngineError("invalid_request_error", "flowedit.typed continues a completion that sent "
+                          "flowedit.prefix and flowedit.suffix, with a string", status=400)
+    rest = {key: value for key, value in new.items() if key != "typed"}
+    return {**old, **rest, "prefix": old["prefix"] + typed}
 
 
 def _items(input_: str | list[dict[str, Any]]) -> list[dict[str, Any]]:

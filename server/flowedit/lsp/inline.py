@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 from flowedit.core.cache import CompletionCache, Suggestion
 from flowedit.core.debounce import AdaptiveDebounce
 from flowedit.core.exclude import uri_path
-from flowedit.core.fim import FIM_INSTRUCTIONS, accepted_view, cursor_at, fim_context, snippet_around
+from flowedit.core.fim import (FIM_INSTRUCTIONS, MAX_FOLLOWUPS, FimContext, accepted_view, continues, cursor_at,
+                               fim_context, snippet_around, typed_prompt)
 from flowedit.core.shape import Cursor, complete_enough, shape, wants_completion
 from flowedit.core.text import Document
 from flowedit.model import wire
-from flowedit.model.errors import ModelConnectionLost, ModelFailure, ModelStalled, ModelUnreachable
+from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelStalled, ModelUnreachable
 
 from flowedit.lsp.host import Host
 from flowedit.lsp.links import answered_by
@@ -47,6 +48,8 @@ class Counters:
     accepted: int = 0
     speculative_calls: int = 0  # model calls for what follows a shown suggestion (also in model_calls)
     speculative_hits: int = 0  # requests answered by one
+    followups: int = 0  # model calls that continued the previous one, sending only the keys typed since
+    followup_fallbacks: int = 0  # ... that the endpoint no longer knew: sent again with the whole context
 
     def as_dict(self) -> dict[str, int]:
         return dict(vars(self))
@@ -76,6 +79,10 @@ class ModelStream:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task | None = None
     speculative: bool = False  # asked for the text a suggestion's acceptance would leave
+    ctx: FimContext | None = None
+    follows: str | None = None  # the response it continues (`previous_response_id`), sending `typed` only
+    typed: str = ""
+    depth: int = 0  # follow-ups in a row up to this one
 
     def typed_since(self, doc: Document, offset: int) -> str | None:
         """What the user typed at the cursor since this stream started, or None if the context moved."""
@@ -144,7 +151,7 @@ class InlineCompleter:
         if hit is not None and hit[1]:
             self.counters.cache_hits += 1
             return hit
-        stream = self.streams.get(uri)
+        stream, follow = self.streams.get(uri), None
         if stream is not None:
             typed = stream.typed_since(doc, offset)
             if typed is not None and not stream.failed:
@@ -155,6 +162,7 @@ class InlineCompleter:
                 if answer is not None and len(answer) > len(typed):
                     return self._remember(stream, typed, answer, reused=True)
                 # (typed to its end, or accepted: what follows needs a call of its own)
+                follow = self._follow(stream, typed, ctx)
             self._stop_stream(uri)  # diverged or moved: never answer from a stale stream
         delay = self.debounce[uri].delay(invoked) if settings.wait == "adaptive" else 0.0
         if delay > 0:
@@ -162,7 +170,7 @@ class InlineCompleter:
             done, _ = await asyncio.wait({superseded}, timeout=delay)
             if done or doc.version != version or self.host.docs.get(uri) is not doc:
                 return None  # the user typed meanwhile: the request for the new text will ask instead
-        stream = self._start_stream(uri, doc, offset, cursor, ctx)
+        stream = self._start_stream(uri, doc, offset, cursor, ctx, follow)
         answer = await self._await_answer(stream, "", superseded)
         if answer is _SUPERSEDED or answer is None:
             return None if answer is _SUPERSEDED else self._empty()
@@ -269,34 +277,49 @@ class InlineCompleter:
         return tuple(out)
 
     # ------------------------------------------------------------------ the model side
-    def _start_stream(self, uri: str, doc: Document, offset: int, cursor: Cursor, ctx) -> ModelStream:
+    def _follow(self, stream: ModelStream, typed: str, ctx: FimContext) -> ModelStream | None:
+        """`stream` if a call for `ctx` can continue it, sending only `typed`: the user typed on from it
+        and nothing else in the context changed (`settings.followups`; at most `MAX_FOLLOWUPS` in a row)."""
+        known = stream.lane is not None and stream.lane.response_id is not None
+        if self.host.settings.followups and known and stream.ctx is not None and stream.depth < MAX_FOLLOWUPS \
+                and continues(stream.ctx, typed, ctx):
+            return stream
+        return None
+
+    def _start_stream(self, uri: str, doc: Document, offset: int, cursor: Cursor, ctx: FimContext,
+                      follow: ModelStream | None = None) -> ModelStream:
         loop = asyncio.get_running_loop()
         stream = ModelStream(uri, offset, doc.text[max(0, offset - ANCHOR) : offset],
-                             doc.text[offset : offset + ANCHOR], cursor, ctx.prefix, ctx.suffix, loop.time())
+                             doc.text[offset : offset + ANCHOR], cursor, ctx.prefix, ctx.suffix, loop.time(), ctx=ctx)
+        if follow is not None:
+            assert follow.lane is not None
+            stream.follows, stream.depth = follow.lane.response_id, follow.depth + 1
+            stream.typed = doc.text[follow.offset : offset]
         self.streams[uri] = stream
         self.counters.model_calls += 1
         stream.task = asyncio.ensure_future(self._run(stream, ctx))
         return stream
 
     async def _run(self, stream: ModelStream, ctx) -> None:
-        settings = self.host.settings
-        create = wire.ResponseCreate(input=ctx.prompt(),
-                                     instructions=FIM_INSTRUCTIONS, max_output_tokens=settings.inline.max_tokens,
-                                     flowedit=ctx.extension(settings.inline.max_tokens))
+        max_tokens = self.host.settings.inline.max_tokens
+        full = wire.ResponseCreate(input=ctx.prompt(), instructions=FIM_INSTRUCTIONS, max_output_tokens=max_tokens,
+                                   flowedit=ctx.extension(max_tokens))
+        create = full if stream.follows is None else wire.ResponseCreate(
+            input=typed_prompt(stream.typed, stream.cursor.line_prefix), instructions=FIM_INSTRUCTIONS,
+            max_output_tokens=max_tokens, previous_response_id=stream.follows,
+            flowedit={"task": "complete", "typed": stream.typed, "max_tokens": max_tokens})
         try:
-            link, create.model = await self.host.link("inline")
-            stream.model, stream.endpoint = create.model, link.shown_url
-            stream.lane = lane = await link.request(create)
-            async for event in lane:
-                if isinstance(event, wire.OutputTextDelta) and event.delta:
-                    now = asyncio.get_running_loop().time()
-                    stream.first_token_at = stream.first_token_at or now
-                    stream.tokens += 1
-                    stream.raw += event.delta
-                    stream.changed.set()
-                    if complete_enough(stream.raw, stream.cursor):
-                        await lane.interrupt()  # the rest would be cut anyway: stop paying for it
-                        break
+            link, model = await self.host.link("inline")
+            stream.model, stream.endpoint = model, link.shown_url
+            try:
+                self.counters.followups += create is not full
+                await self._read(stream, link, create.model_copy(update={"model": model}))
+            except ModelError as exc:
+                if create is full or exc.code != "previous_response_not_found" or stream.raw:
+                    raise
+                self.counters.followup_fallbacks += 1  # the endpoint forgot it (another socket, restarted)
+                stream.follows, stream.depth = None, 0
+                await self._read(stream, link, full.model_copy(update={"model": model}))
         except (ModelFailure, RuntimeError) as exc:
             stream.failed = str(exc)
             log.info("completion stream failed: %s", exc)
@@ -310,6 +333,19 @@ class InlineCompleter:
             stream.changed.set()
             self.host.send_status(request=self._figures(stream))
             log.debug("completion model call ended: %s; counters %s", self._figures(stream), self.counters.as_dict())
+
+    async def _read(self, stream: ModelStream, link, create: wire.ResponseCreate) -> None:  # noqa: ANN001
+        stream.lane = lane = await link.request(create)
+        async for event in lane:
+            if isinstance(event, wire.OutputTextDelta) and event.delta:
+                now = asyncio.get_running_loop().time()
+                stream.first_token_at = stream.first_token_at or now
+                stream.tokens += 1
+                stream.raw += event.delta
+                stream.changed.set()
+                if complete_enough(stream.raw, stream.cursor):
+                    await lane.interrupt()  # the rest would be cut anyway: stop paying for it
+                    break
 
     async def _await_answer(self, stream: ModelStream, typed: str, superseded: asyncio.Future):
         """The shaped answer once it is final and agrees with what the user typed; None if it diverged."""
@@ -356,7 +392,8 @@ class InlineCompleter:
             asyncio.ensure_future(_quiet_interrupt(stream.lane))
 
     def _figures(self, stream: ModelStream) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "complete", "speculative": stream.speculative, **answered_by(stream.model, stream.endpoint, stream.lane.model if stream.lane else None),
+        out: dict[str, Any] = {"kind": "complete", "speculative": stream.speculative,
+                               "continues": stream.follows is not None, **answered_by(stream.model, stream.endpoint, stream.lane.model if stream.lane else None),
                                "tokens": stream.tokens}
         if stream.first_token_at is not None:
             out["ttft_ms"] = round((stream.first_token_at - stream.started) * 1000, 1)

@@ -42,6 +42,8 @@ class RewriteRun:
     last_edit_at: float | None = None
     edits_seen: int = 0  # applied batches counted so far (last_edit_at moves when this grows)
     tokens: int = 0
+    followups: int = 0  # redirects sent as the new instruction only, continuing the interrupted response
+    followup_fallbacks: int = 0  # ... that the endpoint no longer knew: sent again with the whole context
     model: str | None = None
     answered: str | None = None  # the model the response said answered (kept when the lane is let go)
     endpoint: str | None = None
@@ -54,7 +56,8 @@ class RewriteRun:
     def figures(self) -> dict[str, Any]:
         """Time to first token, tokens, tokens/s, first token → first applied edit."""
         out: dict[str, Any] = {"id": self.id, "kind": "rewrite", **answered_by(self.model, self.endpoint, self.answered),
-                               "tokens": self.tokens,
+                               "tokens": self.tokens, "followups": self.followups,
+                               "followup_fallbacks": self.followup_fallbacks,
                                "edits_sent": self.session.batches_sent, "edits_applied": self.session.batches_applied}
         if self.first_token_at is not None:
             out["ttft_ms"] = round((self.first_token_at - self.started) * 1000, 1)

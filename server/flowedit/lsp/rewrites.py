@@ -14,7 +14,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, rewrite_context
+from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, redirect_prompt, rewrite_context
 from flowedit.core.exclude import uri_path
 from flowedit.core.linediff import whole_lines
 from flowedit.core.region import Region, TrackedRegion
@@ -131,6 +131,7 @@ class Rewrites:
             raise RewriteRefused(f"rewrite {run.id} is no longer running ({run.session.state.value})")
         self._check_sendable(run.uri)
         run.generation += 1
+        answered = run.lane.response_id if run.lane is not None else None
         await self._stop_lane(run)
         if run.session.state is not State.STREAMING:  # it ended meanwhile (a conflict, a closed document)
             ended = type(run.outcome).__name__.lower() if run.outcome else run.session.state.value
@@ -139,7 +140,8 @@ class Rewrites:
         run.session.redirect()
         run.instruction = instruction
         log.info("rewrite %s redirected: %s", run.id, textwrap.shorten(instruction, 200, placeholder="…"))
-        self._spawn(run, self._stream(run, run.generation, partial))
+        follows = answered if self.host.settings.followups else None
+        self._spawn(run, self._stream(run, run.generation, partial, follows=follows))
         return {"id": run.id, "redirected": True}
 
     async def resume(self, run: RewriteRun) -> dict[str, Any]:
@@ -223,7 +225,10 @@ class Rewrites:
         self.last_by_uri.pop(uri, None)
 
     # ------------------------------------------------------------------ the model side
-    async def _stream(self, run: RewriteRun, generation: int, partial: str | None, written: str | None = None) -> None:
+    async def _stream(self, run: RewriteRun, generation: int, partial: str | None, written: str | None = None,
+                      follows: str | None = None) -> None:
+        """Ask the model and stream its answer into the session; `follows`: a redirect continues that
+        response, sending the new instruction only (the whole context again if the endpoint forgot it)."""
         session = run.session
         doc = session.doc
         settings = self.host.settings
@@ -238,6 +243,11 @@ class Rewrites:
             flowedit={"task": "rewrite", "mode": session.mode.value, "path": ctx.path,
                       "language_id": ctx.language_id},
         )
+        tokens_before = run.tokens
+        if follows is not None:
+            create = create.model_copy(update={"input": redirect_prompt(run.instruction),
+                                               "previous_response_id": follows})
+            run.followups += 1
         try:
             link, create.model = await self.host.link("rewrite")
             run.model, run.endpoint = create.model, link.shown_url
@@ -265,6 +275,10 @@ class Rewrites:
             elif generation == run.generation:
                 session.finish()
         except ModelError as exc:
+            if follows is not None and exc.code == "previous_response_not_found" and generation == run.generation \
+                    and session.state is State.STREAMING and run.tokens == tokens_before:
+                run.followup_fallbacks += 1  # the endpoint forgot it: the whole context again
+                return await self._stream(run, generation, partial, written)
             if generation == run.generation:
                 session.fail(f"the model answered with an error ({exc.code}): {exc.message}")
         except ModelUnreachable as exc:

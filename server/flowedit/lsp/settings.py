@@ -82,6 +82,9 @@ class Settings(BaseModel):
     model: str = "gpt-5.3-codex-spark"
     api_key_env: str = "OPENAI_API_KEY"
     multiplex: Literal["auto", "on", "off"] = "auto"
+    # a completion typed on from the last one, or a redirected rewrite, continues the earlier response
+    # (`previous_response_id`) and sends only what changed; the whole context again if the endpoint forgot it
+    followups: bool = True
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
     inline: InlineSettings = Field(default_factory=InlineSettings)
