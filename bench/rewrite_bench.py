@@ -24,7 +24,8 @@ from flowedit.engines.scripted import tokenize
 from flowedit.editor.client import SERVER_COMMAND, EditorClient
 
 # `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
-QUICK = ["--reps", "1", "--rates", "10000,0", "--tokens", "300"]
+QUICK = ["--reps", "1", "--rates", "10000,0", "--tokens", "300",
+         "--plot", str(Path(tempfile.gettempdir()) / "flowedit-bench-quick-rewrite.png")]
 
 LISTENING = "flowedit gateway listening on "
 COLUMNS = [  # (key, header, decimals); widths follow the headers
@@ -146,6 +147,8 @@ async def main(argv: list[str] | None = None) -> int:
                         help="comma-separated tokens/s, 0 = unlimited (default: %(default)s)")
     parser.add_argument("--tokens", type=int, default=2000, help="answer size in tokens (default: %(default)s)")
     parser.add_argument("--first-token-ms", type=float, default=0.0, help="stand-in delay before its first token")
+    parser.add_argument("--plot", type=Path, help="write the lag-vs-rate figure (PNG) to this file")
+    parser.add_argument("--peer-json", type=Path, help="with --plot: bench/peer's samples, plotted beside it")
     args = parser.parse_args(argv)
     rates = [float(r) for r in args.rates.split(",")]
     answer = build_answer(args.tokens)
@@ -158,9 +161,17 @@ async def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         answer_file = Path(tmp) / "answer.txt"
         answer_file.write_text(answer, encoding="utf-8")
+        lags = {}
         for rate in rates:
             runs = await bench_rate(rate, args.reps, answer_file, answer, original, args.first_token_ms)
             print(row(rate, runs), flush=True)
+            lags["unlimited" if rate == 0 else f"{rate:,.0f}"] = runs
+    if args.plot:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))  # as a script or via `flowedit bench rewrite`
+        from plot import plot
+
+        plot(args.plot, lags, args.peer_json)
+        print(f"\nplot written to {args.plot}")
     return 0
 
 

@@ -12,14 +12,15 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 # what each benchmark prints, its tables' headers and figure labels (one missing: a figure was lost)
 FIGURES = {
     "bridge": ["first delta ms", "whole answer ms", "added by bridge (keep-alive)", "Nagle on"],
-    "completion": ["type along", "diverge", "after a pause", "partial accept", "over model p50 ms"],
+    "completion": ["type along", "diverge", "after a pause", "partial accept", "over model p50 ms", "burst",
+                   "calls/100 keys", "key→call p50 ms", "accept → next", "next p50 ms"],
     "document": ["core Document.apply of a character", "middle of a 1 MB line, utf-16", "position → offset",
                  "rewrite inside a line", "ratio",
-                 "server keystroke + round trip", "difference"],
+                 "server keystroke + round trip", "difference", "open documents of 10,000 lines", "× the text"],
     "engine": ["build:", "index:", "generation:", "requests:", "incremental update"],
     "gateway": ["KiB/conn", "lanes/s", "ttft p50 ms", "served/s"],
     "responsive": ["index building", "index built", "probes", "ghost text", "slowest probe"],
-    "rewrite": ["ttft ms", "tok→edit ms", "total ms", "tail ms", "achieved tok/s"],
+    "rewrite": ["ttft ms", "tok→edit ms", "total ms", "tail ms", "achieved tok/s", "plot written to"],
     "soak": ["start", "end", "RSS", "socket drops"],
     "startup": ["bare pygls", "flowedit lsp − bare pygls"],
     "transport": ["ttft ms", "overhead ms", "http per request", "http keep-alive",
