@@ -11,7 +11,10 @@ by the scripted model stand-in — not a model — at `--rate` tokens/s after `-
 - burst: keys typed at 80 ms that never follow the suggestion, zero-wait beside the adaptive debounce
   (`inline.wait`): model calls and ghost text per 100 keys, keystroke → model call, the last key's ghost text;
 - accept → next: a suggestion accepted with Tab, then the next ghost text, with and without the speculative
-  next suggestion (`inline.speculate`), accepted at once and after a reading pause.
+  next suggestion (`inline.speculate`), accepted at once and after a reading pause;
+- follow-ups: keys that leave the suggestion below 16,000 characters of code (the prefix budget's 1,500 tokens sent), the stand-in charging a prefill per
+  input token it has not read (`--prefill-us`), each key's ghost text awaited: with `followups` off every
+  call sends the whole context again, on it continues the last response with the keys only.
 
 Keys are paced with `asyncio.sleep` (the typist's rhythm); results are awaited, never slept for.
 See bench/README.md for the columns.
@@ -27,15 +30,20 @@ import platform
 import re
 import statistics
 import sys
+import sysconfig
 import time
+from pathlib import Path
 from typing import Any, Iterable, Sequence
+
+from flowedit.engines.base import new_input_tokens
 
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
 from flowedit.editor.client import SERVER_COMMAND, EditorClient, InlineAnswer
 
 # `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
-QUICK = ["--reps", "1", "--keys-ms", "80", "--first-token-ms", "50", "--diverge-at", "3", "--burst-keys", "8"]
+QUICK = ["--reps", "1", "--keys-ms", "80", "--first-token-ms", "50", "--diverge-at", "3", "--burst-keys", "8",
+         "--follow-keys", "3"]
 
 LINE = "compute_the_answer(alpha, beta, gamma_1)"  # the suggestion typed along: 40 characters
 LINE_DOC = "import os\n\nresult = \n\nprint(result)  # after\n"
@@ -51,6 +59,9 @@ COUNTERS = ("requests", "model_calls", "cache_hits", "reuse_hits", "cancellation
 BURST = "zebra_beta(2) + omega_gamma(3) - kappa_delta(4) / lambda_e(5) * mu_f(6) + nu_g(7)"  # never along LINE
 BURST_KEY_S = 0.08  # the test trace's pace (80 ms/key)
 READING_S = 0.4  # a reader looks at the ghost text this long before pressing Tab
+_CODE = (Path(sysconfig.get_paths()["stdlib"]) / "typing.py").read_text(encoding="utf-8")[:16_000]
+FOLLOW_DOC = _CODE[: _CODE.rindex("\n") + 1] + "\nresult = \nprint(result)\n"  # more than the prefix budget
+FOLLOW_AT = FOLLOW_DOC.rindex("result = ") + len("result = ")
 assert len(LINE) == 40 and len(LONG) == 100
 
 # (key, header, kind) per table, kind: "n" a count (a median over reps may end in .5), "ms", "ratio", "text";
@@ -89,6 +100,12 @@ BURSTING = [
     ("interrupted_streams", "interrupted", "n"), ("call_p50", "key→call p50 ms", "ms"),
     ("model_ms", "model ms", "ms"), ("last_ms", "last key ms", "ms"), ("over_model", "last over model ms", "ms"),
 ]
+FOLLOWING = [
+    ("followups", "followups", "text"), ("prefill_us", "prefill µs/tok", "n"), ("keys", "keys", "n"),
+    ("model_calls", "model calls", "n"), ("continued", "continued", "n"), ("fallbacks", "fallbacks", "n"),
+    ("first_tokens", "1st call new tok", "n"), ("new_tokens", "later new tok p50", "n"),
+    ("first_ms", "1st ghost ms", "ms"), ("ghost_p50", "later ghost p50 ms", "ms"), ("ghost_p90", "p90 ms", "ms"),
+]
 ACCEPTING = [
     ("speculate", "speculate", "text"), ("first_token_ms", "1st tok ms", "n"), ("reading_ms", "Tab after ms", "n"),
     ("model_calls", "model calls", "n"), ("speculative_hits", "speculative hits", "n"), ("shown", "next shown", "n"),
@@ -102,9 +119,11 @@ class TimedEngine(ScriptedEngine):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.arrivals: list[float] = []
+        self.new_tokens: list[int] = []  # per call: the input tokens it had not read before
 
     async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
         self.arrivals.append(time.perf_counter())
+        self.new_tokens.append(new_input_tokens(request))
         async for token in super().stream(request):
             yield token
 
@@ -310,6 +329,30 @@ async def accept_next(typist: Typist, speculate: bool, first_token_ms: float, re
             "reading_ms": reading_s * 1000, "next_p50": p50(times), "next_p90": p90(times)}
 
 
+async def follow_ups(typist: Typist, on: bool, prefill_us: float, keys: int, reps: int) -> dict:
+    """Ghost text below more code than the prefix budget takes, then `keys` keys that leave it, each answer awaited before
+    the next key: how many input tokens each call makes the stand-in read, and what each ghost text took."""
+    editor, engine, runs, later = typist.editor, typist.engine, [], []
+    for _ in range(reps):
+        await asyncio.sleep(PAUSE_S)  # ok: a pause, so the first key starts cold
+        uri, before, calls = typist.new_document(FOLLOW_DOC), editor.counters(), len(engine.new_tokens)
+        first = await editor.inline(uri, FOLLOW_AT)
+        for i, key in enumerate(BURST[:keys]):
+            editor.type(uri, FOLLOW_AT + i, FOLLOW_AT + i, key)
+            answer = await editor.inline(uri, FOLLOW_AT + i + 1)
+            if answer.text != LINE:
+                raise RuntimeError(f"key {i}: the stand-in's line was not shown ({answer.text!r})")
+            later.append(answer.latency_ms)
+        editor.close(uri)
+        counters, read = editor.counters(), engine.new_tokens[calls:]
+        runs.append({"model_calls": counters["model_calls"] - before["model_calls"],
+                     "continued": counters["followups"] - before["followups"],
+                     "fallbacks": counters["followup_fallbacks"] - before["followup_fallbacks"],
+                     "first_tokens": read[0], "new_tokens": statistics.median(read[1:]), "first_ms": first.latency_ms})
+    return {**_medians(runs), "followups": "on" if on else "off", "prefill_us": prefill_us, "keys": keys,
+            "ghost_p50": p50(later), "ghost_p90": p90(later)}
+
+
 async def partial_accept(typist: Typist, first_token_ms: float, reps: int) -> dict:
     runs, follow = [], []
     for _ in range(reps):
@@ -342,13 +385,14 @@ def table(columns: list[tuple[str, str, str]], rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-async def with_stand_in(answer: str, first_token_ms: float, rate: float, work, **inline: Any) -> None:
+async def with_stand_in(answer: str, first_token_ms: float, rate: float, work, prefill_us: float = 0,
+                        settings: dict[str, Any] | None = None, **inline: Any) -> None:
     """Run `await work(typist)` against a fresh stand-in (in this process) and a fresh `flowedit lsp`
-    with `inline` settings."""
-    engine = TimedEngine(answer, rate=rate, first_token_ms=first_token_ms)
+    with `inline` settings (and other `settings`)."""
+    engine = TimedEngine(answer, rate=rate, first_token_ms=first_token_ms, prefill_us_per_token=prefill_us)
     async with Gateway(engine) as gateway:
         command = (*SERVER_COMMAND, "--endpoint", gateway.url)
-        async with EditorClient({"model": "scripted", "inline": inline}, command=command) as editor:
+        async with EditorClient({"model": "scripted", "inline": inline, **(settings or {})}, command=command) as editor:
             typist = Typist(editor, engine)
             await typist.type_line("", 0, cancels=False)  # opens the model link: not counted
             await work(typist)
@@ -363,6 +407,9 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=1000, help="stand-in tokens/s (default: %(default)s)")
     parser.add_argument("--diverge-at", default="3,20", help="k: keys along the suggestion before leaving it")
     parser.add_argument("--burst-keys", type=int, default=40, help=f"keys of the burst (at most {len(BURST)})")
+    parser.add_argument("--prefill-us", type=float, default=50, help="follow-ups: the stand-in's prefill per new "
+                        "input token, µs (default: %(default)s)")
+    parser.add_argument("--follow-keys", type=int, default=10, help="follow-ups: keys typed (default: %(default)s)")
     args = parser.parse_args(argv)
     keys = [float(v) for v in args.keys_ms.split(",")]
     first_tokens = [float(v) for v in args.first_token_ms.split(",")]
@@ -374,7 +421,7 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}; `flowedit lsp` in a "
           f"subprocess, gateway in this process, editor = flowedit.editor.client (inlineCompletion, utf-16)")
 
-    along, diverging, partial, paused, bursting, accepting = [], [], [], [], [], []
+    along, diverging, partial, paused, bursting, accepting, following = [], [], [], [], [], [], []
     for first_token_ms in first_tokens:
         async def rows(typist: Typist) -> None:
             for keys_ms in keys:
@@ -398,6 +445,11 @@ async def main(argv: list[str] | None = None) -> int:
                 for reading_s in (0.0, READING_S):
                     accepting.append(await accept_next(typist, speculate, first_token_ms, reading_s, args.reps))
             await with_stand_in(LINE + "\n", first_token_ms, args.rate, accepts, speculate=speculate)
+    for on in (False, True):
+        async def follows(typist: Typist) -> None:
+            following.append(await follow_ups(typist, on, args.prefill_us, args.follow_keys, args.reps))
+        await with_stand_in(LINE + "\n", first_tokens[0], args.rate, follows, prefill_us=args.prefill_us,
+                            settings={"followups": on}, speculate=False)
 
     print(f"\ntype along — {len(LINE)} keys along the suggestion, a request per position ({len(LINE) + 1}); "
           "naive = one model call per request; hit = answered from cache or a running answer")
@@ -418,6 +470,10 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"\naccept → next — a suggestion shown, accepted with Tab at once or after {READING_S * 1000:g} ms, "
           "then the ghost text for the text after it (next ms)")
     print(table(ACCEPTING, accepting))
+    print(f"\nfollow-ups — 16,000 characters of code above the cursor (the default 1,500-token prefix sent), {args.follow_keys} keys that leave the suggestion, "
+          f"each ghost text awaited; the stand-in reads new input tokens at {args.prefill_us:g} µs each; new tok = "
+          "input tokens a call made it read (previous_response_id: the keys only)")
+    print(table(FOLLOWING, following))
     return 0
 
 

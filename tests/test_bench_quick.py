@@ -13,7 +13,8 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 FIGURES = {
     "bridge": ["first delta ms", "whole answer ms", "added by bridge (keep-alive)", "Nagle on"],
     "completion": ["type along", "diverge", "after a pause", "partial accept", "over model p50 ms", "burst",
-                   "calls/100 keys", "key→call p50 ms", "accept → next", "next p50 ms"],
+                   "calls/100 keys", "key→call p50 ms", "accept → next", "next p50 ms", "follow-ups",
+                   "later new tok p50", "later ghost p50 ms"],
     "document": ["core Document.apply of a character", "middle of a 1 MB line, utf-16", "position → offset",
                  "rewrite inside a line", "ratio",
                  "server keystroke + round trip", "difference", "open documents of 10,000 lines", "× the text"],
