@@ -32,6 +32,7 @@ COLUMNS = [  # (key, header, decimals); widths follow the headers
     ("rate", "rate tok/s", None),
     ("ttft", "ttft ms", 1),
     ("to_edit", "tok→edit ms", 1),
+    ("to_echo", "tok→echo ms", 1),
     ("model", "model ms", 1),
     ("total", "total ms", 1),
     ("tail", "tail ms", 1),
@@ -95,7 +96,8 @@ async def one_rewrite(editor: EditorClient, uri: str, original: str, answer: str
     tokens, edits = f["tokens"], f["edits_applied"]
     model_ms = tokens / f["tokens_per_s"] * 1000 if f.get("tokens_per_s") else 0.0
     total_ms = (watch.ended_at - watch.sent_at) * 1000
-    return {"ttft": f["ttft_ms"], "to_edit": editor.first_token_to_first_edit_ms(rewrite_id), "model": model_ms,
+    return {"ttft": f["ttft_ms"], "to_edit": editor.first_token_to_first_edit_ms(rewrite_id),
+            "to_echo": f.get("first_token_to_first_edit_ms", float("nan")), "model": model_ms,
             "total": total_ms, "tail": total_ms - f["ttft_ms"] - model_ms, "edits": edits,
             "tok_per_edit": tokens / edits, "edits_per_tok": edits / tokens, "tok_s": f.get("tokens_per_s") or 0.0,
             "tokens": tokens}

@@ -265,8 +265,11 @@ class Rewrites:
                     run.first_token_at = run.first_token_at or now
                     run.last_token_at = now
                     run.tokens += 1
+                    sent = session.batches_sent
                     session.delta(event.delta)
                     self.pump(run)
+                    if session.batches_sent != sent:  # let the edit go out now, not after the deltas queued
+                        await asyncio.sleep(0)  # ok: a yield to the task that writes it (fast streams queue many)
                     self._report_progress(run)
                     if run.tokens % 16 == 1:  # live figures for status bars, about one in 16 tokens
                         self.host.send_status(run.figures())
