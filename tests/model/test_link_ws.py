@@ -290,3 +290,41 @@ async def test_unreachable_endpoint_gives_up_after_bounded_attempts_without_leak
     assert "sk-in-the-query" not in str(caught.value) and "sk-in-the-query" not in repr(link)
     assert link.state == "down"  # (and retried in the background)
     await link.close()
+
+
+def _own_address() -> str | None:
+    """An address of this machine that is not loopback (the route out), if it has one."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # (no packet is sent: connecting a UDP socket picks the route)
+        except OSError:
+            return None
+        address = probe.getsockname()[0]
+    return None if address.startswith("127.") else address
+
+
+@pytest.mark.parametrize("where", ["loopback", "other"])
+async def test_deflate_is_offered_except_on_loopback(where: str) -> None:
+    """permessage-deflate saves bandwidth on a network and only costs CPU on loopback (~20 % of a long
+    answer's time: bench/transport_bench.py), so the link offers it to any host but a loopback one."""
+    from websockets.asyncio.server import serve
+
+    from flowedit.model.transport import WebSocketTransport
+
+    host = "127.0.0.1" if where == "loopback" else _own_address()
+    if host is None:
+        pytest.skip("this machine has no address but loopback")
+    offered: list[str | None] = []
+
+    async def handler(ws) -> None:  # noqa: ANN001
+        offered.append(ws.request.headers.get("Sec-WebSocket-Extensions"))
+        await ws.wait_closed()
+
+    async with serve(handler, host, 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        conn = await WebSocketTransport(proxy=False).connect(f"ws://{host}:{port}/v1/responses", {})
+        await conn.close()
+    assert len(offered) == 1
+    assert (offered[0] is not None and "permessage-deflate" in offered[0]) == (where == "other"), offered
