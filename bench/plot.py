@@ -13,13 +13,14 @@ from pathlib import Path
 
 def plot(path: Path, lags: dict[str, list[dict[str, float]]], peer_json: Path | None = None) -> None:
     """Write the figure to `path`: `lags` maps a rate's label to its runs (rewrite_bench's figures);
-    `peer_json` is the peer harness's samples, `{"samples": {server: {trace: [ms, ...]}}}`."""
+    `peer_json` is what `bench/peer/run.py --json` writes: its `runs`, each one server's samples at one
+    first-token delay (`peer`, `first_token_ms`, `after_pause_ms`: keystroke → ghost text after a pause)."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display: a file
     import matplotlib.pyplot as plt
 
-    peers = json.loads(peer_json.read_text(encoding="utf-8"))["samples"] if peer_json else None
+    peers = _after_pause(json.loads(peer_json.read_text(encoding="utf-8"))) if peer_json else None
     fig, axes = plt.subplots(1, 2 if peers else 1, figsize=(11 if peers else 6, 4), squeeze=False)
     ax = axes[0][0]
     labels = list(lags)
@@ -41,7 +42,7 @@ def plot(path: Path, lags: dict[str, list[dict[str, float]]], peer_json: Path | 
                 if ordered:
                     ax.step(ordered, [(i + 1) / len(ordered) for i in range(len(ordered))], where="post",
                             label=f"{server}: {trace} (p50 {statistics.median(ordered):.0f} ms)")
-        ax.set_xlabel("keystroke → ghost text, ms")
+        ax.set_xlabel("keystroke after a pause → ghost text, ms")
         ax.set_ylabel("fraction of keystrokes")
         ax.set_title("Ghost text vs the peer, same trace and stand-in")
         ax.legend(fontsize=7)
@@ -49,3 +50,12 @@ def plot(path: Path, lags: dict[str, list[dict[str, float]]], peer_json: Path | 
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _after_pause(measured: dict) -> dict[str, dict[str, list[float]]]:
+    """The peer harness's runs as {server: {"model's first token after N ms": [ms, ...]}}."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for run in measured["runs"]:
+        trace = f"1st token {run['first_token_ms']:g} ms"
+        out.setdefault(run["peer"], {})[trace] = [float(v) for v in run["after_pause_ms"] if v is not None]
+    return out

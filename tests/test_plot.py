@@ -17,8 +17,9 @@ def test_the_plot_has_one_panel_or_two_with_the_peer(tmp_path: Path) -> None:
     lags = {"1,000": [{"to_edit": 2.0, "tail": 3.0}, {"to_edit": 2.5, "tail": 4.0}],
             "unlimited": [{"to_edit": 3.0, "tail": 12.0}]}
     peer = tmp_path / "peer.json"
-    peer.write_text(json.dumps({"samples": {"flowedit": {"after a pause": [70.0, 72.0, 71.0]},
-                                            "copilot": {"after a pause": [205.0, 210.0]}}}), encoding="utf-8")
+    peer.write_text(json.dumps({"runs": [  # (what bench/peer/run.py --json writes, in part)
+        {"peer": "flowedit", "first_token_ms": 50.0, "after_pause_ms": [70.0, 72.0, 71.0]},
+        {"peer": "copilot", "first_token_ms": 50.0, "after_pause_ms": [205.0, 210.0]}]}), encoding="utf-8")
     alone, beside = tmp_path / "alone.png", tmp_path / "beside.png"
     plot(alone, lags)
     plot(beside, lags, peer)
