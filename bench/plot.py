@@ -36,11 +36,12 @@ def plot(path: Path, lags: dict[str, list[dict[str, float]]], peer_json: Path | 
     ax.grid(alpha=0.3)
     if peers:
         ax = axes[0][1]
-        for server, traces in peers.items():
-            for trace, samples in traces.items():
+        for colour, (server, traces) in zip(("tab:blue", "tab:red", "tab:green", "tab:purple"), peers.items()):
+            for style, (trace, samples) in zip(("-", "--", ":", "-."), traces.items()):
                 ordered = sorted(samples)
-                if ordered:
+                if ordered:  # one colour a server, one line style a first-token delay
                     ax.step(ordered, [(i + 1) / len(ordered) for i in range(len(ordered))], where="post",
+                            color=colour, linestyle=style,
                             label=f"{server}: {trace} (p50 {statistics.median(ordered):.0f} ms)")
         ax.set_xlabel("keystroke after a pause → ghost text, ms")
         ax.set_ylabel("fraction of keystrokes")
