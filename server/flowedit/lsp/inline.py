@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flowedit.core.cache import CompletionCache, Suggestion
@@ -22,6 +21,7 @@ from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure,
 
 from flowedit.lsp.host import Host
 from flowedit.lsp.links import answered_by
+from flowedit.lsp.streams import ANCHOR, Counters, ModelStream
 
 if TYPE_CHECKING:
     from flowedit.model.lane import Lane
@@ -29,68 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 CUT_OFF_QUIET_S = 60.0
 _ids = itertools.count(1)
-ANCHOR = 200  # characters around the cursor that must be unchanged for a running answer to be reused
 SPECULATE_AFTER_S = 0.075  # a shown suggestion's next one is asked for once no key came this long
-
-
-@dataclass
-class Counters:
-    """What the benchmark and the tests read (also in `flowedit/status`)."""
-
-    requests: int = 0
-    model_calls: int = 0
-    cache_hits: int = 0
-    reuse_hits: int = 0
-    cancellations: int = 0
-    interrupted_streams: int = 0
-    empty: int = 0
-    shown: int = 0
-    accepted: int = 0
-    speculative_calls: int = 0  # model calls for what follows a shown suggestion (also in model_calls)
-    speculative_hits: int = 0  # requests answered by one
-    followups: int = 0  # model calls that continued the previous one, sending only the keys typed since
-    followup_fallbacks: int = 0  # ... that the endpoint no longer knew: sent again with the whole context
-
-    def as_dict(self) -> dict[str, int]:
-        return dict(vars(self))
-
-
-@dataclass
-class ModelStream:
-    """One model call for one cursor context, shared by every request that can reuse it."""
-
-    uri: str
-    offset: int
-    before: str  # text just before the cursor when it started
-    after: str  # text just after it
-    cursor: Cursor
-    prefix: str
-    suffix: str
-    started: float
-    raw: str = ""
-    done: bool = False
-    failed: str | None = None
-    lane: Lane | None = None
-    first_token_at: float | None = None
-    tokens: int = 0
-    adopted: int = 0  # requests that waited on it after the first one
-    model: str | None = None
-    endpoint: str | None = None
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task | None = None
-    speculative: bool = False  # asked for the text a suggestion's acceptance would leave
-    ctx: FimContext | None = None
-    follows: str | None = None  # the response it continues (`previous_response_id`), sending `typed` only
-    typed: str = ""
-    depth: int = 0  # follow-ups in a row up to this one
-
-    def typed_since(self, doc: Document, offset: int) -> str | None:
-        """What the user typed at the cursor since this stream started, or None if the context moved."""
-        if offset < self.offset or doc.text[max(0, self.offset - ANCHOR) : self.offset] != self.before:
-            return None
-        if doc.text[offset : offset + ANCHOR] != self.after:
-            return None
-        return doc.text[self.offset : offset]
 
 
 class InlineCompleter:

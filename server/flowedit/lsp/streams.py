@@ -1,0 +1,77 @@
+"""What the inline completer keeps of its model calls: `ModelStream`, one call shared by every request that
+can reuse it, and the `Counters` the benchmarks, the tests and `flowedit/status` read."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from flowedit.core.fim import FimContext
+from flowedit.core.shape import Cursor
+from flowedit.core.text import Document
+
+if TYPE_CHECKING:
+    from flowedit.model.lane import Lane
+
+ANCHOR = 200  # characters around the cursor that must be unchanged for a running answer to be reused
+
+
+@dataclass
+class Counters:
+    """What the benchmark and the tests read (also in `flowedit/status`)."""
+
+    requests: int = 0
+    model_calls: int = 0
+    cache_hits: int = 0
+    reuse_hits: int = 0
+    cancellations: int = 0
+    interrupted_streams: int = 0
+    empty: int = 0
+    shown: int = 0
+    accepted: int = 0
+    speculative_calls: int = 0  # model calls for what follows a shown suggestion (also in model_calls)
+    speculative_hits: int = 0  # requests answered by one
+    followups: int = 0  # model calls that continued the previous one, sending only the keys typed since
+    followup_fallbacks: int = 0  # ... that the endpoint no longer knew: sent again with the whole context
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(vars(self))
+
+
+@dataclass
+class ModelStream:
+    """One model call for one cursor context, shared by every request that can reuse it."""
+
+    uri: str
+    offset: int
+    before: str  # text just before the cursor when it started
+    after: str  # text just after it
+    cursor: Cursor
+    prefix: str
+    suffix: str
+    started: float
+    raw: str = ""
+    done: bool = False
+    failed: str | None = None
+    lane: Lane | None = None
+    first_token_at: float | None = None
+    tokens: int = 0
+    adopted: int = 0  # requests that waited on it after the first one
+    model: str | None = None
+    endpoint: str | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task | None = None
+    speculative: bool = False  # asked for the text a suggestion's acceptance would leave
+    ctx: FimContext | None = None
+    follows: str | None = None  # the response it continues (`previous_response_id`), sending `typed` only
+    typed: str = ""
+    depth: int = 0  # follow-ups in a row up to this one
+
+    def typed_since(self, doc: Document, offset: int) -> str | None:
+        """What the user typed at the cursor since this stream started, or None if the context moved."""
+        if offset < self.offset or doc.text[max(0, self.offset - ANCHOR) : self.offset] != self.before:
+            return None
+        if doc.text[offset : offset + ANCHOR] != self.after:
+            return None
+        return doc.text[self.offset : offset]
