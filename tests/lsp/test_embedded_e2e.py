@@ -117,3 +117,26 @@ async def test_typing_along_an_embedded_suggestion_costs_no_more_model_calls(ed,
     # time) is asked once however much is typed
     assert counters["model_calls"] - counters["speculative_calls"] == 1, counters
     assert counters["speculative_calls"] <= 1, counters
+
+
+@pytest.mark.parametrize("followups", [True, False])
+async def test_a_key_that_leaves_the_suggestion_gets_the_same_answer_sent_as_keys_only(tmp_path, followups):
+    """The embedded engine behind its gateway: a call continuing the last one sends only the keys typed
+    since (`followups`), the gateway rebuilds the prefix — and the answer is the one the whole context gets."""
+    (tmp_path / "config.py").write_text(WORKSPACE_FILE, encoding="utf-8")
+    ed = Editor(inline=True)
+    await ed.start({"followups": followups, "inline": {"speculate": False}}, env={"FLOWEDIT_ENDPOINT": ""},
+                   root_uri=tmp_path.as_uri())
+    try:
+        uri = _open_app(ed, tmp_path)
+        assert [i.insert_text for i in await ed.ghost(uri, CURSOR)] == ["json.load(handle)"]
+        answers = []
+        for i, char in enumerate("json.d"):  # along the suggestion, then a `d` that leaves it
+            ed.type(uri, CURSOR + i, CURSOR + i, char)
+            answers.append([item.insert_text for item in await ed.ghost(uri, CURSOR + i + 1)])
+        counters = ed.counters()
+    finally:
+        await ed.stop()
+    assert answers[:5] == [["json.load(handle)"[n:]] for n in range(1, 6)]  # typed along: from the cache
+    assert answers[5] == ["ump(config, handle, indent=2)"], answers  # save_config's line, either way
+    assert counters["followups"] == (1 if followups else 0) and counters["followup_fallbacks"] == 0, counters
