@@ -21,7 +21,6 @@ DIFF_INSTRUCTIONS = (
 )
 
 
-
 def redirect_prompt(instruction: str) -> str:
     """The message of a redirect that continues the interrupted answer's response: the new instruction."""
     return ("I interrupted your answer: follow this instruction instead. Answer again from the start with the "

@@ -50,7 +50,7 @@ def continues(previous: FimContext, typed: str, ctx: FimContext) -> bool:
     request continuing the earlier response needs to send only `typed`. The prefix window may have moved
     on (it is cut at a budget behind the cursor), never back."""
     return (ctx.suffix == previous.suffix and ctx.snippets == previous.snippets and ctx.path == previous.path
-            and len(ctx.prefix) <= len(previous.prefix) + len(typed) and (previous.prefix + typed).endswith(ctx.prefix))
+            and (previous.prefix + typed).endswith(ctx.prefix))
 
 
 def typed_prompt(typed: str, line_before: str) -> str:

@@ -237,9 +237,9 @@ class _Connection:
             self._workers.pop(lane, None)
 
     async def _respond(self, create: wire.ResponseCreate) -> None:
-        previous = self._running.get(str((create.model_extra or {}).get("previous_response_id")))
-        if previous is not None:  # (interrupted a moment ago, on another lane: it is ending)
-            await previous.ended.wait()
+        previous = (create.model_extra or {}).get("previous_response_id")
+        if isinstance(previous, str) and previous in self._running:  # (interrupted a moment ago, on another
+            await self._running[previous].ended.wait()  # lane: it is ending; History remembers it then)
         try:
             request = self._history.resolve(create)
         except EngineError as exc:  # previous_response_not_found, or a continuation it cannot make

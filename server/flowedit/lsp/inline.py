@@ -52,9 +52,7 @@ class InlineCompleter:
         """The suggestion to show at `offset` (and the text still to insert), or None."""
         loop = asyncio.get_running_loop()
         self.counters.requests += 1
-        pending = self._speculation.pop(uri, None)
-        if pending is not None:
-            pending.cancel()  # a key came: the suggestion it was for is gone or still being typed along
+        self._cancel_speculation(uri)  # a key came: the suggestion it was for is gone or still being typed along
         superseded = loop.create_future()  # resolved True when a newer request takes over, False when done
         previous = self.latest.get(uri)
         if previous is not None and not previous.done():
@@ -90,7 +88,7 @@ class InlineCompleter:
         if hit is not None and hit[1]:
             self.counters.cache_hits += 1
             return hit
-        stream, follow = self.streams.get(uri), None
+        stream, follow, typed = self.streams.get(uri), None, ""
         if stream is not None:
             typed = stream.typed_since(doc, offset)
             if typed is not None and not stream.failed:
@@ -109,7 +107,7 @@ class InlineCompleter:
             done, _ = await asyncio.wait({superseded}, timeout=delay)
             if done or doc.version != version or self.host.docs.get(uri) is not doc:
                 return None  # the user typed meanwhile: the request for the new text will ask instead
-        stream = self._start_stream(uri, doc, offset, cursor, ctx, follow)
+        stream = self._start_stream(uri, doc, offset, cursor, ctx, follow, typed)
         answer = await self._await_answer(stream, "", superseded)
         if answer is _SUPERSEDED or answer is None:
             return None if answer is _SUPERSEDED else self._empty()
@@ -142,11 +140,16 @@ class InlineCompleter:
         Typing along the suggestion keeps it (the accepted text is the same); anything else supersedes
         it like any other answer the user has left."""
         if self.host.settings.inline.speculate:
-            pending = self._speculation.pop(uri, None)
-            if pending is not None:
-                pending.cancel()
+            self._cancel_speculation(uri)
             self._speculation[uri] = asyncio.get_running_loop().call_later(
                 SPECULATE_AFTER_S, self._speculate_now, uri, version, start, end, text)
+
+    def _cancel_speculation(self, uri: str | None = None) -> None:
+        """Drop the speculative call still to come for `uri` (for every document: None)."""
+        for key in list(self._speculation) if uri is None else [uri]:
+            pending = self._speculation.pop(key, None)
+            if pending is not None:
+                pending.cancel()
 
     def _speculate_now(self, uri: str, version: int, start: int, end: int, text: str) -> None:
         self._speculation.pop(uri, None)
@@ -191,9 +194,7 @@ class InlineCompleter:
         (`Host.withheld`), cached, shown or still streaming."""
         self.cache.clear()
         self.shown.clear()
-        for pending in self._speculation.values():
-            pending.cancel()
-        self._speculation.clear()
+        self._cancel_speculation()
         for uri in list(self.streams):
             self._stop_stream(uri)
 
@@ -220,20 +221,18 @@ class InlineCompleter:
         """`stream` if a call for `ctx` can continue it, sending only `typed`: the user typed on from it
         and nothing else in the context changed (`settings.followups`; at most `MAX_FOLLOWUPS` in a row)."""
         known = stream.lane is not None and stream.lane.response_id is not None
-        if self.host.settings.followups and known and stream.ctx is not None and stream.depth < MAX_FOLLOWUPS \
-                and continues(stream.ctx, typed, ctx):
-            return stream
-        return None
+        wanted = self.host.settings.followups and stream.depth < MAX_FOLLOWUPS
+        return stream if wanted and known and continues(stream.ctx, typed, ctx) else None
 
     def _start_stream(self, uri: str, doc: Document, offset: int, cursor: Cursor, ctx: FimContext,
-                      follow: ModelStream | None = None) -> ModelStream:
+                      follow: ModelStream | None = None, typed: str = "") -> ModelStream:
+        """A model call for `ctx`; with `follow`, one continuing that call's response with `typed` only."""
         loop = asyncio.get_running_loop()
         stream = ModelStream(uri, offset, doc.text[max(0, offset - ANCHOR) : offset],
-                             doc.text[offset : offset + ANCHOR], cursor, ctx.prefix, ctx.suffix, loop.time(), ctx=ctx)
+                             doc.text[offset : offset + ANCHOR], cursor, ctx, loop.time())
         if follow is not None:
             assert follow.lane is not None
-            stream.follows, stream.depth = follow.lane.response_id, follow.depth + 1
-            stream.typed = doc.text[follow.offset : offset]
+            stream.follows, stream.depth, stream.typed = follow.lane.response_id, follow.depth + 1, typed
         self.streams[uri] = stream
         self.counters.model_calls += 1
         stream.task = asyncio.ensure_future(self._run(stream, ctx))
@@ -331,16 +330,15 @@ class InlineCompleter:
             asyncio.ensure_future(_quiet_interrupt(stream.lane))
 
     def _figures(self, stream: ModelStream) -> dict[str, Any]:
+        answered = answered_by(stream.model, stream.endpoint, stream.lane.model if stream.lane else None)
         out: dict[str, Any] = {"kind": "complete", "speculative": stream.speculative,
-                               "continues": stream.follows is not None, **answered_by(stream.model, stream.endpoint, stream.lane.model if stream.lane else None),
-                               "tokens": stream.tokens}
+                               "continues": stream.follows is not None, **answered, "tokens": stream.tokens}
         if stream.first_token_at is not None:
             out["ttft_ms"] = round((stream.first_token_at - stream.started) * 1000, 1)
         return out
 
     async def close(self) -> None:
-        for pending in self._speculation.values():
-            pending.cancel()
+        self._cancel_speculation()
         for uri in list(self.streams):
             self._stop_stream(uri)
 

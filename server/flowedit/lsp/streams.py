@@ -48,8 +48,7 @@ class ModelStream:
     before: str  # text just before the cursor when it started
     after: str  # text just after it
     cursor: Cursor
-    prefix: str
-    suffix: str
+    ctx: FimContext  # what the model was asked with
     started: float
     raw: str = ""
     done: bool = False
@@ -63,10 +62,17 @@ class ModelStream:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task | None = None
     speculative: bool = False  # asked for the text a suggestion's acceptance would leave
-    ctx: FimContext | None = None
     follows: str | None = None  # the response it continues (`previous_response_id`), sending `typed` only
     typed: str = ""
     depth: int = 0  # follow-ups in a row up to this one
+
+    @property
+    def prefix(self) -> str:
+        return self.ctx.prefix
+
+    @property
+    def suffix(self) -> str:
+        return self.ctx.suffix
 
     def typed_since(self, doc: Document, offset: int) -> str | None:
         """What the user typed at the cursor since this stream started, or None if the context moved."""
