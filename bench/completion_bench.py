@@ -12,9 +12,10 @@ by the scripted model stand-in — not a model — at `--rate` tokens/s after `-
   (`inline.wait`): model calls and ghost text per 100 keys, keystroke → model call, the last key's ghost text;
 - accept → next: a suggestion accepted with Tab, then the next ghost text, with and without the speculative
   next suggestion (`inline.speculate`), accepted at once and after a reading pause;
-- follow-ups: keys that leave the suggestion below 16,000 characters of code (the prefix budget's 1,500 tokens sent), the stand-in charging a prefill per
-  input token it has not read (`--prefill-us`), each key's ghost text awaited: with `followups` off every
-  call sends the whole context again, on it continues the last response with the keys only.
+- follow-ups: keys that leave the suggestion below 16,000 characters of code (the prefix budget's 1,500
+  tokens sent), the stand-in charging a prefill per input token it has not read (`--prefill-us`), each
+  key's ghost text awaited: with `followups` off every call sends the whole context again, on it continues
+  the last response with the keys only.
 
 Keys are paced with `asyncio.sleep` (the typist's rhythm); results are awaited, never slept for.
 See bench/README.md for the columns.
@@ -330,8 +331,8 @@ async def accept_next(typist: Typist, speculate: bool, first_token_ms: float, re
 
 
 async def follow_ups(typist: Typist, on: bool, prefill_us: float, keys: int, reps: int) -> dict:
-    """Ghost text below more code than the prefix budget takes, then `keys` keys that leave it, each answer awaited before
-    the next key: how many input tokens each call makes the stand-in read, and what each ghost text took."""
+    """Ghost text below more code than the prefix budget takes, then `keys` keys that leave it, each answer
+    awaited before the next key: how many input tokens each call makes the stand-in read, and what each ghost text took."""
     editor, engine, runs, later = typist.editor, typist.engine, [], []
     for _ in range(reps):
         await asyncio.sleep(PAUSE_S)  # ok: a pause, so the first key starts cold
@@ -348,7 +349,8 @@ async def follow_ups(typist: Typist, on: bool, prefill_us: float, keys: int, rep
         runs.append({"model_calls": counters["model_calls"] - before["model_calls"],
                      "continued": counters["followups"] - before["followups"],
                      "fallbacks": counters["followup_fallbacks"] - before["followup_fallbacks"],
-                     "first_tokens": read[0], "new_tokens": statistics.median(read[1:]), "first_ms": first.latency_ms})
+                     "first_tokens": read[0], "new_tokens": statistics.median(read[1:]),
+                     "first_ms": first.latency_ms})
     return {**_medians(runs), "followups": "on" if on else "off", "prefill_us": prefill_us, "keys": keys,
             "ghost_p50": p50(later), "ghost_p90": p90(later)}
 
@@ -392,7 +394,8 @@ async def with_stand_in(answer: str, first_token_ms: float, rate: float, work, p
     engine = TimedEngine(answer, rate=rate, first_token_ms=first_token_ms, prefill_us_per_token=prefill_us)
     async with Gateway(engine) as gateway:
         command = (*SERVER_COMMAND, "--endpoint", gateway.url)
-        async with EditorClient({"model": "scripted", "inline": inline, **(settings or {})}, command=command) as editor:
+        options = {"model": "scripted", "inline": inline, **(settings or {})}
+        async with EditorClient(options, command=command) as editor:
             typist = Typist(editor, engine)
             await typist.type_line("", 0, cancels=False)  # opens the model link: not counted
             await work(typist)
@@ -470,8 +473,9 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"\naccept → next — a suggestion shown, accepted with Tab at once or after {READING_S * 1000:g} ms, "
           "then the ghost text for the text after it (next ms)")
     print(table(ACCEPTING, accepting))
-    print(f"\nfollow-ups — 16,000 characters of code above the cursor (the default 1,500-token prefix sent), {args.follow_keys} keys that leave the suggestion, "
-          f"each ghost text awaited; the stand-in reads new input tokens at {args.prefill_us:g} µs each; new tok = "
+    print(f"\nfollow-ups — 16,000 characters of code above the cursor (the default 1,500-token prefix sent), "
+          f"{args.follow_keys} keys that leave the suggestion, each ghost text awaited; the stand-in reads new "
+          f"input tokens at {args.prefill_us:g} µs each; new tok = "
           "input tokens a call made it read (previous_response_id: the keys only)")
     print(table(FOLLOWING, following))
     return 0

@@ -24,7 +24,6 @@ import os
 import shlex
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,7 @@ from typing import Any, Sequence
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]  # run as a script: this folder's modules, bench/'s
-from completion_bench import TimedEngine  # noqa: E402
+from completion_bench import TimedEngine, p50, p90  # noqa: E402
 from github_standin import GithubStandIn  # noqa: E402
 from lsp_client import LspClient  # noqa: E402
 from typist import LINE, Peer, after_pause, burst, model_alone  # noqa: E402
@@ -161,18 +160,6 @@ async def run_peer(args: argparse.Namespace, first_token_ms: float, root: Path) 
 
 
 # ------------------------------------------------------------------ the report
-def p50(values: Sequence[float]) -> float | None:
-    """The median, None for no values."""
-    return statistics.median(values) if values else None
-
-
-def p90(values: Sequence[float]) -> float | None:
-    """The 90th percentile (inclusive), the value itself for one."""
-    if len(values) < 2:
-        return values[0] if values else None
-    return statistics.quantiles(values, n=10, method="inclusive")[-1]
-
-
 def row(raw: dict[str, Any], first_token_ms: float) -> dict[str, Any]:
     """One table row from one peer's raw samples."""
     return {"peer": raw["peer"], "first_token_ms": first_token_ms, "pause_p50": p50(raw["after_pause_ms"]),
