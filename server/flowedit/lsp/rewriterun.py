@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from flowedit.core.session import Finished, Interrupted, RewriteSession, SessionEvent
 from flowedit.core.words import plural
 from flowedit.lsp.links import answered_by
+from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelUnreachable
 
 if TYPE_CHECKING:
     from flowedit.model.lane import Lane
@@ -72,6 +73,17 @@ class RewriteRun:
             out["outcome"] = type(self.outcome).__name__.lower()
             out["reason"] = self.outcome.reason
         return out
+
+
+def model_failure(exc: ModelFailure) -> str:
+    """Why a rewrite failed, in words, for a failure of the model or of the way to it."""
+    if isinstance(exc, ModelError):
+        return f"the model answered with an error ({exc.code}): {exc.message}"
+    if isinstance(exc, ModelUnreachable):
+        return str(exc)
+    if isinstance(exc, ModelConnectionLost):
+        return f"lost the connection to the model: {exc}"
+    return f"the model failed: {exc}"
 
 
 def ended_message(event: SessionEvent, tokens: int) -> str:

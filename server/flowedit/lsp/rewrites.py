@@ -24,9 +24,9 @@ from flowedit.core.words import plural
 from flowedit.lsp import convert
 from flowedit.lsp.documents import lost_track
 from flowedit.lsp.host import Host
-from flowedit.lsp.rewriterun import RewriteRun, ended_message
+from flowedit.lsp.rewriterun import RewriteRun, ended_message, model_failure
 from flowedit.model import wire
-from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelUnreachable
+from flowedit.model.errors import ModelError, ModelFailure
 
 log = logging.getLogger(__name__)
 _ids = itertools.count(1)
@@ -283,16 +283,10 @@ class Rewrites:
                 run.followup_fallbacks += 1  # the endpoint forgot it: the whole context again
                 return await self._stream(run, generation, partial, written)
             if generation == run.generation:
-                session.fail(f"the model answered with an error ({exc.code}): {exc.message}")
-        except ModelUnreachable as exc:
-            if generation == run.generation:
-                session.fail(str(exc))
-        except ModelConnectionLost as exc:
-            if generation == run.generation:
-                session.fail(f"lost the connection to the model: {exc}")
+                session.fail(model_failure(exc))
         except ModelFailure as exc:
             if generation == run.generation:
-                session.fail(f"the model failed: {exc}")
+                session.fail(model_failure(exc))
         except Exception as exc:  # a bug of ours must end this rewrite cleanly, not the server
             log.exception("rewrite %s crashed", run.id)
             session.fail(f"internal error: {exc!r}")
