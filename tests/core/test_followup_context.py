@@ -12,6 +12,13 @@ LINES = st.lists(st.text(st.sampled_from("ab é中😀\t(){}"), max_size=30), mi
 KEYS = st.text(st.sampled_from("xyz é😀\n("), min_size=0, max_size=12)
 
 
+def _at_random(lines: list[str], prefix_tokens: int, suffix_tokens: int, data) -> tuple[str, int, FimContext]:  # noqa: ANN001
+    """The text of `lines`, a cursor drawn in it and the context there."""
+    text = "\n".join(lines) + "\n"
+    cursor = data.draw(st.integers(0, len(text)))
+    return text, cursor, fim_context(Document("file:///t.py", text), cursor, "t.py", prefix_tokens, suffix_tokens)
+
+
 def _typed(text: str, cursor: int, typed: str) -> Document:
     doc = Document("file:///t.py", text)
     doc.apply(Change(cursor, cursor, typed))
@@ -21,9 +28,7 @@ def _typed(text: str, cursor: int, typed: str) -> Document:
 @settings(max_examples=300)
 @given(LINES, KEYS, st.integers(0, 60), st.integers(0, 20), st.data())
 def test_typing_at_the_cursor_continues(lines, typed, prefix_tokens, suffix_tokens, data):
-    text = "\n".join(lines) + "\n"
-    cursor = data.draw(st.integers(0, len(text)))
-    before = fim_context(Document("file:///t.py", text), cursor, "t.py", prefix_tokens, suffix_tokens)
+    text, cursor, before = _at_random(lines, prefix_tokens, suffix_tokens, data)
     after = fim_context(_typed(text, cursor, typed), cursor + len(typed), "t.py", prefix_tokens, suffix_tokens)
     assert continues(before, typed, after)
     if after.prefix:  # other keys than were typed (a "Z", which the text never holds): not a continuation
@@ -35,9 +40,7 @@ def test_typing_at_the_cursor_continues(lines, typed, prefix_tokens, suffix_toke
 @settings(max_examples=300)
 @given(LINES, KEYS, st.integers(0, 60), st.integers(0, 20), st.data())
 def test_a_change_elsewhere_in_what_the_model_saw_does_not_continue(lines, typed, prefix_tokens, suffix_tokens, data):
-    text = "\n".join(lines) + "\n"
-    cursor = data.draw(st.integers(0, len(text)))
-    before = fim_context(Document("file:///t.py", text), cursor, "t.py", prefix_tokens, suffix_tokens)
+    text, cursor, before = _at_random(lines, prefix_tokens, suffix_tokens, data)
     doc = _typed(text, cursor, typed)
     end = cursor + len(typed)
     where = data.draw(st.sampled_from(["prefix", "suffix"]))
