@@ -271,3 +271,45 @@ def test_the_token_stays_secret_and_options_are_checked(monkeypatch: pytest.Monk
         UpstreamEngine("http://127.0.0.1:1", MODEL, fim="template")
     with pytest.raises(ValueError, match="FIM mode"):
         UpstreamEngine("http://127.0.0.1:1", MODEL, fim="magic")  # type: ignore[arg-type]
+
+
+def next_edit(**ext: Any) -> wire.ResponseCreate:
+    fields = {"task": "next_edit", "path": "geo.py", "language_id": "python", "max_tokens": 200,
+              "events": ['User edited "geo.py":\n```diff\n@@ -1,1 +1,1 @@\n-def area(w, h):\n+def area(width, h):\n```'],
+              "before": "import math\n", "region": "def area(width, h):\n    return w * h\n", "cursor": 14,
+              "after": "\nprint(area(2, 3))\n", "start_of_file": True, **ext}
+    return wire.ResponseCreate(input="(flowedit's own prompt)", instructions="You predict the next edit.",
+                               max_output_tokens=300, flowedit=fields)
+
+
+async def test_a_next_edit_asks_a_zeta_model_with_the_prompt_it_was_trained_on() -> None:
+    def zeta_server(seen: Seen) -> Reply:
+        # a stand-in for vLLM serving Zeta: it answers only a prompt of Zeta's shape, with the excerpt rewritten
+        prompt = seen.body.get("prompt", "") if seen.path == "/v1/completions" else ""
+        sections = ["### Instruction:\n", "### User Edits:\n\nUser edited \"geo.py\":\n```diff\n", "### User Excerpt:\n\n",
+                    "```geo.py\n<|start_of_file|>\nimport math\n<|editable_region_start|>\n",
+                    "def area(width<|user_cursor_is_here|>, h):\n    return w * h\n<|editable_region_end|>\n",
+                    "\nprint(area(2, 3))\n```\n\n### Response:\n"]
+        if any(part not in prompt for part in sections) or prompt.index(sections[1]) > prompt.index(sections[2]):
+            return Reply(400, [vllm_error("not a Zeta prompt")], "application/json", chunked=False)
+        return Reply(pieces=awkward(vllm_completion(["```geo.py\n<|editable_region_start|>\ndef area(width, h):\n",
+                                                      "    return width * h\n"])))
+
+    async with FakeUpstream(zeta_server) as fake:
+        async with UpstreamEngine(fake.url, "zed-industries/zeta", next_edit_template="zeta") as engine:
+            answer = await collect(engine, next_edit())
+    assert answer == "```geo.py\n<|editable_region_start|>\ndef area(width, h):\n    return width * h\n"
+    [seen] = fake.seen
+    assert seen.body["stop"] == ["<|editable_region_end|>"] and seen.body["max_tokens"] == 200
+    assert seen.body["model"] == "zed-industries/zeta"
+
+
+async def test_a_next_edit_without_a_template_asks_the_chat_endpoint_with_flowedits_prompt() -> None:
+    async with FakeUpstream(routes(v1_chat_completions=Reply(pieces=ollama_chat(["def area(width, h):\n",
+                                                                                 "    return width * h\n"])))) as fake:
+        async with UpstreamEngine(fake.url, MODEL) as engine:
+            assert await collect(engine, next_edit()) == "def area(width, h):\n    return width * h\n"
+            with pytest.raises(ValueError, match="excerpt"):
+                UpstreamEngine(fake.url, MODEL, next_edit_template="{events} only")
+    assert fake.seen[0].body["messages"] == [{"role": "system", "content": "You predict the next edit."},
+                                             {"role": "user", "content": "(flowedit's own prompt)"}]

@@ -27,6 +27,10 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInternalError
 from pytest_lsp import make_test_lsp_client
 
+from flowedit.core.plain import plain
+from flowedit.engines.scripted import ScriptedEngine
+from flowedit.model import wire
+
 from tests.core.sim import lsp_offset, lsp_position
 
 PY = sys.executable
@@ -61,6 +65,20 @@ class Gateway:
         await self.proc.wait()
 
 
+class Recording(ScriptedEngine):
+    """The scripted stand-in (in the test's process, behind `flowedit.engines.gateway.Gateway`), keeping every
+    request it is asked, as the gateway resolved it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.requests: list[wire.ResponseCreate] = []
+
+    async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
+        self.requests.append(request)
+        async for token in super().stream(request):
+            yield token
+
+
 @dataclass
 class ClientDoc:
     uri: str
@@ -88,6 +106,7 @@ class Editor:
     applied: int = 0
     refused: int = 0
     statuses: list[dict] = field(default_factory=list)
+    next_edits: list[dict] = field(default_factory=list)  # every flowedit/nextEdit, in order
     edit_log: list[tuple[str, lsp.TextEdit]] = field(default_factory=list)
     _news: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)  # set on every arrival
 
@@ -114,7 +133,12 @@ class Editor:
 
         @client.feature("flowedit/status")
         def status(ls, params) -> None:
-            self.statuses.append(params if isinstance(params, dict) else _plain(params))
+            self.statuses.append(params if isinstance(params, dict) else plain(params))
+            self._news.set()
+
+        @client.feature("flowedit/nextEdit")
+        def next_edit(ls, params) -> None:
+            self.next_edits.append(params if isinstance(params, dict) else plain(params))
             self._news.set()
 
         await client.start_io(PY, "-m", "flowedit.cli", "lsp", *args, env={**os.environ, **(env or {})})
@@ -227,7 +251,10 @@ class Editor:
                     raise JsonRpcInternalError(f"Edits on `{doc.uri}' require version "
                                                f"{change.text_document.version}, you have {doc.version}")
                 return lsp.ApplyWorkspaceEditResult(applied=False)
-            for edit in change.edits:
+            # every range of one document's edits refers to the text before all of them (LSP): made last
+            # first, each reported on its own as VS Code does (its contentChanges come last first too)
+            for edit in reversed(sorted(change.edits, key=lambda e: (e.range.start.line, e.range.start.character,
+                                                                  e.range.end.line, e.range.end.character))):
                 self.edit_log.append((doc.uri, edit))
                 r = edit.range
                 start = lsp_offset(doc.text, r.start.line, r.start.character, self.encoding)
@@ -265,6 +292,18 @@ class Editor:
             if status.get("completion"):
                 return status["completion"]
         return {}
+
+    def shown_next_edit(self, uri: str) -> dict | None:
+        """The next edit the server shows for `uri` now (its latest `flowedit/nextEdit`), or None."""
+        for note in reversed(self.next_edits):
+            if note["uri"] == uri:
+                return note if note["edits"] else None
+        return None
+
+    def cursor(self, uri: str, offset: int) -> None:
+        """The cursor moved (flowedit's own packages say so with `flowedit/cursor`)."""
+        self.client.protocol.notify("flowedit/cursor", {"uri": uri, "position": {
+            "line": self.position(uri, offset).line, "character": self.position(uri, offset).character}})
 
     # ------------------------------------------------------------------ commands
     async def command(self, name: str, arg: dict[str, Any]) -> Any:
@@ -320,12 +359,3 @@ class _Inbox(list):
     def append(self, item: Any) -> None:
         super().append(item)
         self._arrived()
-
-
-def _plain(obj: Any) -> Any:
-    """pygls hands unknown notifications' params over as nested namedtuples."""
-    if hasattr(obj, "_asdict"):
-        return {k: _plain(v) for k, v in obj._asdict().items()}
-    if isinstance(obj, list):
-        return [_plain(v) for v in obj]
-    return obj

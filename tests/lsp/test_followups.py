@@ -13,28 +13,13 @@ import pytest
 from flowedit.engines.base import Continuation, input_tokens, new_input_tokens
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.responses import History
-from flowedit.engines.scripted import ScriptedEngine
-from flowedit.model import wire
 
-from tests.lsp.harness import Editor
+from tests.lsp.harness import Editor, Recording
 
 URI = "file:///work/calc.py"
 BEFORE = "".join(f"def helper_{i}(value):\n    return value * {i}  # 中文 😀\n\n" for i in range(60))
 TEXT = BEFORE + "result = \nprint(result)\n"
 CURSOR = len(BEFORE) + len("result = ")
-
-
-class Recording(ScriptedEngine):
-    """The scripted stand-in, keeping every request it is asked (as the gateway resolved it)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.requests: list[wire.ResponseCreate] = []
-
-    async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
-        self.requests.append(request)
-        async for token in super().stream(request):
-            yield token
 
 
 async def _type_diverging(keys: str, **settings: Any) -> tuple[Recording, list[list[str]], dict[str, int], str]:

@@ -11,8 +11,10 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import make_test_lsp_client
 
+from flowedit.core.plain import plain as _plain
+
 from tests.lsp import harness
-from tests.lsp.harness import Editor, Gateway, _plain
+from tests.lsp.harness import Editor, Gateway
 
 REWRITE_EDIT = "flowedit/applyRewriteEdit"
 URI = "file:///work/app.py"

@@ -14,8 +14,8 @@ import pytest
 from flowedit.core.exclude import holds_private_key
 from flowedit.editor.client import EditorClient
 from flowedit.engines.gateway import Gateway
-from flowedit.engines.scripted import ScriptedEngine
-from flowedit.model import wire
+
+from tests.lsp.harness import Recording
 
 KEY_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKjMzEfYyjiWA4R4"
 PRIVATE_KEY = f"-----BEGIN PRIVATE KEY-----\n{KEY_BODY}\n{KEY_BODY[::-1]}\n-----END PRIVATE KEY-----\n"
@@ -47,19 +47,6 @@ def write_workspace(root: Path) -> dict[str, str]:
     return out
 
 
-class Recording(ScriptedEngine):
-    """The scripted stand-in, keeping every request it was sent, whole."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text, rate=0)
-        self.received: list[str] = []
-
-    async def stream(self, request: wire.ResponseCreate):
-        self.received.append(request.model_dump_json())
-        async for piece in super().stream(request):
-            yield piece
-
-
 def leaked(texts: list[str]) -> list[str]:
     """The secret markers and key pieces found in `texts`."""
     everything = "\n".join(texts)
@@ -69,9 +56,14 @@ def leaked(texts: list[str]) -> list[str]:
 
 async def test_an_endpoint_never_receives_a_secret_file(tmp_path):
     files = write_workspace(tmp_path)
-    engine = Recording("pass")
-    # no speculative requests: this test counts what reaches the model one request at a time
-    settings = {"model": "m", "inline": {"speculate": False}}
+    engine = Recording("pass", rate=0)
+
+    def received() -> list[str]:
+        """Every request the model endpoint received, whole."""
+        return [r.model_dump_json() for r in engine.requests]
+
+    # no speculative requests nor next edits: this test counts what reaches the model one request at a time
+    settings = {"model": "m", "inline": {"speculate": False}, "next_edit": {"enabled": False}}
     async with Gateway(engine) as gateway, \
             EditorClient({**settings, "endpoint": gateway.url}, root_uri=tmp_path.as_uri()) as editor:
         refused = answered = 0
@@ -84,7 +76,7 @@ async def test_an_endpoint_never_receives_a_secret_file(tmp_path):
             except Exception as exc:  # noqa: BLE001 - the server refuses: an error reply
                 refused += "never sent to a model" in str(exc)
         assert answered == 1 and refused == len(SECRET_FILES)  # only the control was sent
-        assert sum("CONTROLMARK" in r for r in engine.received) == 2  # its completion and its rewrite
+        assert sum("CONTROLMARK" in r for r in received()) == 2  # its completion and its rewrite
 
         # a file that turns secret while open: its snippet went along with completions, then no more
         notes, app = (tmp_path / "notes.py").as_uri(), (tmp_path / "app.py").as_uri()
@@ -92,17 +84,17 @@ async def test_an_endpoint_never_receives_a_secret_file(tmp_path):
         editor.open(app, "value = 1\n")
         editor.type(notes, 0, 0, "# notes\n")  # the user worked there: a neighbour snippet now
         await editor.inline(app, len("value = 1"), invoked=True)
-        assert "FLIPMARK" in engine.received[-1]
-        sent = len(engine.received)
+        assert "FLIPMARK" in received()[-1]
+        sent = len(received())
         editor.type(notes, 0, 0, PRIVATE_KEY)  # pasted
         editor.type(app, 0, 0, "# after the paste\n")
         await editor.inline(app, len("# after the paste\nvalue = 1"), invoked=True)
-        assert len(engine.received) == sent + 1  # the model was asked, without the neighbour
-        assert "FLIPMARK" not in engine.received[-1]
+        assert len(received()) == sent + 1  # the model was asked, without the neighbour
+        assert "FLIPMARK" not in received()[-1]
         assert (await editor.inline(notes, len(PRIVATE_KEY) + len("# notes"), invoked=True)).text is None
-        assert len(engine.received) == sent + 1
+        assert len(received()) == sent + 1
     # everything but the one request that carried the snippet before the file turned secret
-    assert leaked(engine.received[: sent - 1] + engine.received[sent:]) == []
+    assert leaked(received()[: sent - 1] + received()[sent:]) == []
 
 
 async def test_the_embedded_engine_never_learns_or_suggests_a_secret_file(tmp_path):

@@ -29,6 +29,7 @@ from pygls.lsp.client import LanguageClient
 
 from flowedit import __version__
 from flowedit.editor.records import AppliedEdit, InlineAnswer, RewriteWatch, ServerGone
+from flowedit.core.plain import plain
 from flowedit.core.text import Change, Document, Encoding, Position
 
 __all__ = ["AppliedEdit", "EditorClient", "InlineAnswer", "RewriteWatch", "SERVER_COMMAND", "ServerGone"]
@@ -287,7 +288,7 @@ class EditorClient:
         """Run `workspace/executeCommand` `name` with one argument; its result as plain JSON values."""
         result = await self._guard(self._client.workspace_execute_command_async(
             lsp.ExecuteCommandParams(command=name, arguments=[arg])), timeout)
-        return _plain(result)
+        return plain(result)
 
     def watch(self, rewrite_id: str) -> RewriteWatch:
         return self._watches[rewrite_id]
@@ -309,7 +310,7 @@ class EditorClient:
 
         @client.feature(STATUS)
         def status(params: Any) -> None:
-            self.statuses.append(_plain(params))
+            self.statuses.append(plain(params))
             self._news.set()
             self._end_watch(self.statuses[-1])
 
@@ -319,7 +320,7 @@ class EditorClient:
 
         @client.feature(lsp.PROGRESS)
         def progress(params: lsp.ProgressParams) -> None:
-            message = _plain(params.value).get("message") if params.value is not None else None
+            message = plain(params.value).get("message") if params.value is not None else None
             if message:
                 self.progress.append(message)
 
@@ -420,14 +421,3 @@ class EditorClient:
 def _retrieve(future: asyncio.Future) -> None:
     if not future.cancelled():
         future.exception()
-
-
-def _plain(obj: Any) -> Any:
-    """pygls hands over unknown notifications' params (and untyped results) as nested namedtuples."""
-    if hasattr(obj, "_asdict"):
-        return {k: _plain(v) for k, v in obj._asdict().items()}
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    return obj

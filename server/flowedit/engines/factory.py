@@ -54,6 +54,7 @@ class EngineSpec:
     upstream_key_env: str | None = None
     fim: str = "auto"
     fim_template: str | None = None
+    next_edit_template: str | None = None
 
 
 def build_engine(spec: EngineSpec, progress: Callable[[int, int], None] | None = None) -> Engine:
@@ -76,7 +77,8 @@ def build_engine(spec: EngineSpec, progress: Callable[[int, int], None] | None =
         if not spec.upstream or not spec.model:
             raise ValueError("--engine openai-compatible needs --upstream URL and --model NAME")
         return UpstreamEngine(spec.upstream, spec.model, api_key=api_key_from_env(spec.upstream_key_env),
-                              fim=spec.fim, fim_template=spec.fim_template)
+                              fim=spec.fim, fim_template=spec.fim_template,
+                              next_edit_template=spec.next_edit_template)
     if spec.kind != "scripted":
         raise ValueError(f"unknown engine {spec.kind!r}; known: {', '.join(ENGINES)}")
     text = spec.text

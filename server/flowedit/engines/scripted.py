@@ -6,6 +6,10 @@ plus a prefill cost of `prefill_us_per_token` per input token it has not read be
 earlier turns are cached: `base.new_input_tokens`), at `rate` tokens per second. It can misbehave on purpose (`Fault`): drop the connection, fail the
 lane with an `error` event, or stall forever, after N tokens.
 
+A next-edit request (flowedit.task "next_edit") is answered like the embedded engine does (the last edit
+made again where its pattern recurs), paced the same way, or with `next_edit_text` when one is given; it
+takes no turn of the scripted answers and fires no fault.
+
 Test hook: a request whose `metadata` has a `scripted_text` entry is answered with that text instead
 (OpenAI caps metadata values at 512 characters; the stand-in does not). A text holding form feeds
 (`\f`) is a list of answers: successive requests get the parts in turn, so a test can tell a fresh
@@ -20,6 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import AsyncIterator, Awaitable, Callable, Literal, Sequence
 
+from flowedit.core.nextedit import repeated_edit_answer
 from flowedit.engines.base import TOKEN_CHARS, DropConnection, EngineError, new_input_tokens
 from flowedit.model import wire
 
@@ -90,6 +95,7 @@ class ScriptedEngine:
         faults: Sequence[Fault] = (),
         *,
         prefill_us_per_token: float = 0.0,
+        next_edit_text: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
@@ -104,6 +110,7 @@ class ScriptedEngine:
         self.first_token_ms = float(first_token_ms)
         self.prefill_us_per_token = float(prefill_us_per_token)
         self.faults = tuple(faults)
+        self.next_edit_text = next_edit_text
         self._clock = clock
         self._sleep = sleep
         self._fired: dict[Fault, int] = {}
@@ -129,6 +136,11 @@ class ScriptedEngine:
         metadata = request.metadata or {}
         if "scripted_text" in metadata:
             text = metadata["scripted_text"]
+        elif (request.flowedit or {}).get("task") == "next_edit":
+            text = self.next_edit_text if self.next_edit_text is not None else repeated_edit_answer(request.flowedit or {})
+            async for token in self._paced(tokenize(text), request, None):
+                yield token
+            return
         else:
             text = self._answers[self._served % len(self._answers)]
             self._served += 1
@@ -137,6 +149,10 @@ class ScriptedEngine:
         fault = min(armed, key=lambda f: f.after, default=None)
         if fault is not None:
             self._fired[fault] = self._fired.get(fault, 0) + 1
+        async for token in self._paced(tokens, request, fault):
+            yield token
+
+    async def _paced(self, tokens: list[str], request: wire.ResponseCreate, fault: Fault | None) -> AsyncIterator[str]:
         interval = 1.0 / self.rate if self.rate > 0 else 0.0
         start = self._clock() + self.first_token_ms / 1000.0 + self.prefill_seconds(request)
         for index, token in enumerate(tokens):

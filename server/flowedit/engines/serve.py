@@ -82,6 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "template (--upstream-fim-template), prompt (chat), auto (default)")
     upstream.add_argument("--upstream-fim-template", metavar="TEMPLATE", default=None,
                           help="the model's FIM prompt with {prefix} and {suffix}, for --upstream-fim template")
+    upstream.add_argument("--upstream-next-edit-template", metavar="TEMPLATE", default=None,
+                          help="next edits via /v1/completions with this prompt ({events}, {excerpt}); 'zeta' for "
+                          "Zed's Zeta model (default: the chat endpoint with flowedit's prompt)")
     parser.set_defaults(run=run)
 
 
@@ -93,7 +96,7 @@ def engine_spec(args: argparse.Namespace) -> EngineSpec:
                       workspace=args.workspace, corpus=tuple(args.corpus), max_tokens=args.max_tokens,
                       index_budget_tokens=args.index_budget, upstream=args.upstream, model=args.model,
                       upstream_key_env=args.upstream_key_env, fim=args.upstream_fim,
-                      fim_template=args.upstream_fim_template)
+                      fim_template=args.upstream_fim_template, next_edit_template=args.upstream_next_edit_template)
 
 
 def run(args: argparse.Namespace) -> int:

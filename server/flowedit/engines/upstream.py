@@ -9,6 +9,11 @@ LM Studio), so that the gateway can serve a real language model.
         prompt    ──▶ the request's own prompt (instructions + <prefix>/<suffix> text) as a chat
         auto      ──▶ infill if `GET /props` shows a llama.cpp server, else suffix; a server that rejects
                       the suffix (vLLM: "suffix is not currently supported") or /infill makes it prompt
+    next edit (flowedit.task == "next_edit"):
+        no template ──▶ the chat endpoint, with the request's own prompt (flowedit's)
+        template    ──▶ POST {base}/v1/completions {prompt: the template filled in, stop: region end}: "zeta"
+                        is the prompt Zed's Zeta was trained on (core/nextedit.py), for vLLM/SGLang/Ollama
+                        serving it; any other text holds {events} and {excerpt}
 
 Every answer is streamed (`stream: true`) and decoded by the sans-I/O `sse.SSEDecoder`. One pooled
 keep-alive HTTP client per engine, Nagle off on every socket (docs/protocol.md §2: with Nagle and delayed
@@ -42,6 +47,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
+from flowedit.core.nextedit import REGION_END, ZETA_TEMPLATE, zeta_prompt
 from flowedit.core.redact import known as known_secrets
 from flowedit.engines.base import EngineError
 from flowedit.engines.sse import SSEDecoder, SSEError
@@ -85,7 +91,7 @@ class UpstreamEngine:
     serves_as = None  # the upstream's model, as the request names it
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, fim: FimMode = "auto",
-                 fim_template: str | None = None, connect_timeout: float = 10.0, read_timeout: float = 120.0,
+                 fim_template: str | None = None, next_edit_template: str | None = None, connect_timeout: float = 10.0, read_timeout: float = 120.0,
                  max_connections: int = 64) -> None:
         parts = urlsplit(base_url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -97,6 +103,11 @@ class UpstreamEngine:
             raise ValueError("FIM mode 'template' needs a template holding {prefix} (and usually {suffix})")
         if not model.strip():
             raise ValueError("the upstream model name is empty")
+        if next_edit_template == "zeta":
+            next_edit_template = ZETA_TEMPLATE
+        if next_edit_template is not None and "{excerpt}" not in next_edit_template:
+            raise ValueError("a next-edit template must hold {excerpt} (and usually {events}), or be 'zeta'")
+        self.next_edit_template = next_edit_template
         path = parts.path.rstrip("/")
         path = path[: -len("/v1")] if path.endswith("/v1") else path
         self.base_url = urlunsplit((parts.scheme, parts.netloc, path, "", ""))
@@ -121,8 +132,9 @@ class UpstreamEngine:
     def describe(self) -> str:
         """One line: where requests go, which model, how completions are asked for (never the token)."""
         token = "with a bearer token" if "Authorization" in self._headers else "without a token"
+        nes = "/v1/completions with a template" if self.next_edit_template else "/v1/chat/completions"
         return (f"OpenAI-compatible upstream {self._shown_url}, model {self.model}, {token}; rewrites via "
-                f"/v1/chat/completions, completions via FIM mode {self.fim}")
+                f"/v1/chat/completions, completions via FIM mode {self.fim}, next edits via {nes}")
 
     @property
     def http(self) -> httpx2.AsyncClient:
@@ -151,6 +163,14 @@ class UpstreamEngine:
     async def stream(self, request: wire.ResponseCreate) -> AsyncIterator[str]:
         """Stream the upstream's answer to `request` as text deltas (see the module docstring)."""
         ext: dict[str, Any] = request.flowedit or {}
+        if ext.get("task") == "next_edit" and self.next_edit_template is not None:
+            body = {"model": self.model, "prompt": zeta_prompt(ext, self.next_edit_template), "stream": True,
+                    "stop": [REGION_END]}
+            limit = ext.get("max_tokens") if isinstance(ext.get("max_tokens"), int) else request.max_output_tokens
+            async with aclosing(self._answer("/v1/completions", with_sampling(body, request, limit, "max_tokens"))) as answer:
+                async for text in answer:
+                    yield text
+            return
         if ext.get("task") != "complete":
             async with aclosing(self._answer("/v1/chat/completions", self._chat_body(request))) as answer:
                 async for text in answer:

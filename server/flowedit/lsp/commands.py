@@ -64,6 +64,26 @@ class RevertArgs(BaseModel):
     uri: str
 
 
+class NextEditArgs(BaseModel):
+    """Arguments of `flowedit.acceptNextEdit`, `flowedit.dismissNextEdit`, `flowedit.nextEditAccepted`:
+    the document, and the prediction's id (None: whichever is shown)."""
+
+    model_config = ConfigDict(extra="ignore")
+    uri: str
+    id: int | None = None
+
+
+class CursorParams(BaseModel):
+    """`flowedit/cursor`: where the cursor of a document is (flowedit's packages send it as it moves)."""
+
+    model_config = ConfigDict(extra="ignore")
+    uri: str
+    position: _Pos
+
+    def lsp(self) -> lsp.Position:
+        return lsp.Position(line=self.position.line, character=self.position.character)
+
+
 def parse(model: type[BaseModel], args: tuple[Any, ...]) -> Any:
     raw = args[0] if len(args) == 1 else (dict(zip(("uri", "range", "instruction", "mode"), args)) if args else {})
     try:

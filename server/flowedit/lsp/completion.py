@@ -15,6 +15,7 @@ from flowedit.lsp.host import Host
 
 if TYPE_CHECKING:
     from flowedit.lsp.inline import InlineCompleter
+    from flowedit.lsp.nextedit import NextEdits
 
 ACCEPTED = "flowedit.completionAccepted"
 PARTIAL = "textDocument/didPartiallyAcceptCompletion"  # Copilot's name and shape
@@ -49,15 +50,21 @@ def _accept_command(suggestion: Any, shown: str) -> lsp.Command:
     return lsp.Command(title="FlowEdit: accepted", command=ACCEPTED, arguments=[suggestion.id, start])
 
 
-async def inline_items(host: Host, completer: InlineCompleter,
-                       params: lsp.InlineCompletionParams) -> lsp.InlineCompletionList:
-    """`textDocument/inlineCompletion`: at most one item, the rest of the suggestion at the cursor."""
+async def inline_items(host: Host, completer: InlineCompleter, params: lsp.InlineCompletionParams,
+                       next_edits: NextEdits | None = None) -> lsp.InlineCompletionList:
+    """`textDocument/inlineCompletion`: at most one item, the rest of the suggestion at the cursor (or the
+    next edit predicted on the cursor's line)."""
     doc = host.docs.get(params.text_document.uri)
     if doc is None or not host.settings.inline.enabled:
         return lsp.InlineCompletionList(items=[])
     offset = doc.offset_at(convert.position(params.position), host.encoding)
     invoked = params.context.trigger_kind == lsp.InlineCompletionTriggerKind.Invoked
     version = doc.version
+    if next_edits is not None:
+        next_edits.cursor_moved(doc.uri, offset)
+        item = next_edits.inline_item(doc, offset)
+        if item is not None:  # a next edit predicted on this line, after the cursor: shown at once
+            return lsp.InlineCompletionList(items=[item])
     result = await completer.complete(doc.uri, offset, invoked)
     if result is None:
         return lsp.InlineCompletionList(items=[])

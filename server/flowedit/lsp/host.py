@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # (the server imports this seam before its first request: not
     from flowedit.lsp.settings import Settings
     from flowedit.model.link import ModelLink
 
-Kind = Literal["inline", "rewrite"]
+Kind = Literal["inline", "rewrite", "next_edit"]
 
 
 class Host(Protocol):
@@ -65,6 +65,9 @@ class Host(Protocol):
 
     def show_warning(self, message: str) -> None:
         """Tell the user (`window/showMessage`, warning) and log it."""
+
+    def notify(self, method: str, params: Any) -> None:
+        """Send the client a notification of flowedit's own (`flowedit/nextEdit`)."""
 
     def send_status(self, request: dict[str, Any] | None = None,
                     completion: dict[str, int] | None = None) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flowedit.core.cache import CompletionCache, Suggestion
 from flowedit.core.debounce import AdaptiveDebounce
@@ -21,10 +21,7 @@ from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure,
 
 from flowedit.lsp.host import Host
 from flowedit.lsp.links import answered_by
-from flowedit.lsp.streams import ANCHOR, Counters, ModelStream
-
-if TYPE_CHECKING:
-    from flowedit.model.lane import Lane
+from flowedit.lsp.streams import ANCHOR, Counters, ModelStream, quiet_interrupt
 
 log = logging.getLogger(__name__)
 CUT_OFF_QUIET_S = 60.0
@@ -327,7 +324,7 @@ class InlineCompleter:
         if stream.task is not None:
             stream.task.cancel()
         if stream.lane is not None and not stream.lane.done:
-            asyncio.ensure_future(_quiet_interrupt(stream.lane))
+            asyncio.ensure_future(quiet_interrupt(stream.lane, "completion"))
 
     def _figures(self, stream: ModelStream) -> dict[str, Any]:
         answered = answered_by(stream.model, stream.endpoint, stream.lane.model if stream.lane else None)
@@ -344,10 +341,3 @@ class InlineCompleter:
 
 
 _SUPERSEDED = object()
-
-
-async def _quiet_interrupt(lane: Lane) -> None:
-    try:
-        await lane.interrupt()
-    except ModelFailure as exc:  # the socket may be gone already; the lane is dead either way
-        log.info("interrupting a completion lane: %s", exc)

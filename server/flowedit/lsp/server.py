@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from flowedit.lsp.clientlog import ClientLog
     from flowedit.lsp.inline import InlineCompleter
     from flowedit.lsp.links import Links
+    from flowedit.lsp.nextedit import NextEdits
     from flowedit.lsp.rewrites import Rewrites
     from flowedit.lsp.settings import Settings
     from flowedit.lsp.trust import KeyGuard
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 STATUS = "flowedit/status"
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
+NEXT_EDIT_ACCEPT, NEXT_EDIT_DISMISS = "flowedit.acceptNextEdit", "flowedit.dismissNextEdit"
+NEXT_EDIT_ACCEPTED, NEXT_EDIT_CURSOR = "flowedit.nextEditAccepted", "flowedit/cursor"
 
 
 class FloweditServer(LanguageServer):
@@ -50,6 +53,7 @@ class FloweditServer(LanguageServer):
         self._settings: Settings | None = None
         self._rewrites: Rewrites | None = None
         self._completer: InlineCompleter | None = None
+        self._next_edits: NextEdits | None = None
         self._links: Links | None = None
         self.user_settings: dict[str, Any] = {}  # what the editor set, merged update by update
         self.link_state = "idle"
@@ -120,6 +124,14 @@ class FloweditServer(LanguageServer):
 
             self._completer = InlineCompleter(self)
         return self._completer
+
+    @property
+    def next_edits(self) -> NextEdits:
+        if self._next_edits is None:
+            from flowedit.lsp.nextedit import NextEdits
+
+            self._next_edits = NextEdits(self)
+        return self._next_edits
 
     @property
     def links(self) -> Links:
@@ -225,6 +237,11 @@ class FloweditServer(LanguageServer):
         """Drop every suggestion made so far (an answer may come from content that is withheld now)."""
         if self._completer is not None:
             self._completer.forget()
+        if self._next_edits is not None:
+            self._next_edits.forget()
+
+    def notify(self, method: str, params: Any) -> None:
+        self.protocol.notify(method, params)
 
     def show_warning(self, message: str) -> None:
         log.warning("%s", message)
@@ -301,6 +318,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         ls.surrogates_read(item.uri, surrogates)
         ls.withholding.opened(doc)
         ls.in_process.document_changed(doc)
+        ls.next_edits.opened(doc)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: FloweditServer, params: lsp.DidChangeTextDocumentParams) -> None:
@@ -317,6 +335,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             return
         ls.rewrites.document_changed(doc.uri)
         ls.in_process.document_changed(doc)
+        ls.next_edits.edited(doc)
         last = params.content_changes[-1] if params.content_changes else None
         if isinstance(last, lsp.TextDocumentContentChangePartial):
             ls.completer.document_edited(doc.uri, doc.offset_at(convert.position(last.range.start), ls.encoding))
@@ -325,6 +344,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     def did_close(ls: FloweditServer, params: lsp.DidCloseTextDocumentParams) -> None:
         ls.rewrites.document_closed(params.text_document.uri)
         ls.in_process.document_closed(params.text_document.uri)
+        ls.next_edits.closed(params.text_document.uri)
         ls.docs.pop(params.text_document.uri, None)
         ls.withholding.closed(params.text_document.uri)
 
@@ -341,6 +361,9 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
                         in [("Rewrite selection…", None)] + [(p.title, p.instruction) for p in ls.settings.rewrite.presets]]
         if not ls.groups_rewrite_edits:  # (flowedit's own packages have commands and keys for these)
             choices += ls.rewrites.controls(uri)
+        if r.start == r.end:
+            ls.next_edits.cursor_moved(uri, ls.docs[uri].offset_at(convert.position(r.start), ls.encoding))
+        choices += ls.next_edits.code_actions(uri, r)
         return [lsp.CodeAction(title=title, kind=REWRITE_KIND,
                                command=lsp.Command(title=title, command=command, arguments=[argument]))
                 for title, command, argument in choices] or None
@@ -410,9 +433,43 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             ls.show_warning(f"FlowEdit: {result['reason']}")  # say plainly what the revert did not keep
         return result
 
+    @server.command(NEXT_EDIT_ACCEPT)
+    async def accept_next_edit(ls: FloweditServer, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.commands import NextEditArgs, parse
+
+        a: NextEditArgs = parse(NextEditArgs, args)
+        result = await ls.next_edits.accept(a.uri, a.id)
+        if not result["applied"]:
+            ls.show_warning(f"FlowEdit: {result['reason']}")
+        return result
+
+    @server.command(NEXT_EDIT_DISMISS)
+    def dismiss_next_edit(ls, *args: Any) -> dict[str, bool]:
+        from flowedit.lsp.commands import NextEditArgs, parse
+
+        a: NextEditArgs = parse(NextEditArgs, args)
+        return {"dismissed": ls.next_edits.dismiss(a.uri, a.id)}
+
+    @server.command(NEXT_EDIT_ACCEPTED)
+    def next_edit_accepted(ls, *args: Any) -> None:
+        from flowedit.lsp.commands import NextEditArgs, parse
+
+        a: NextEditArgs = parse(NextEditArgs, args)
+        ls.next_edits.accepted_inline(a.uri, a.id)
+
+    @server.feature(NEXT_EDIT_CURSOR)
+    def cursor(ls: FloweditServer, params: Any) -> None:
+        from flowedit.core.plain import plain
+        from flowedit.lsp.commands import CursorParams, parse
+
+        p: CursorParams = parse(CursorParams, (plain(params),))
+        doc = ls.docs.get(p.uri)
+        if doc is not None and not doc.unsafe:
+            ls.next_edits.cursor_moved(p.uri, doc.offset_at(convert.position(p.lsp()), ls.encoding))
+
     @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
     async def inline_completion(ls: FloweditServer, params: lsp.InlineCompletionParams):
-        return await completion.inline_items(ls, ls.completer, params)
+        return await completion.inline_items(ls, ls.completer, params, ls.next_edits)
 
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "(", "="]))
     async def complete(ls: FloweditServer, params: lsp.CompletionParams):
@@ -444,6 +501,8 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             ls.client_log.stop()  # what the last moments log goes to stderr: the client may be gone
         if ls._completer is not None:
             await ls._completer.close()
+        if ls._next_edits is not None:
+            await ls._next_edits.close()
         await ls.close_links()
 
     return server

@@ -66,6 +66,21 @@ class InlineSettings(BaseModel):
     fallback_wait_ms: float = Field(default=1500, ge=0, le=30_000, allow_inf_nan=False)  # textDocument/completion answers within this
 
 
+class NextEditSettings(BaseModel):
+    """Next-edit suggestions: after an edit and a short pause, the edit the user is likely to make next."""
+
+    model_config = ConfigDict(extra="ignore")
+    enabled: bool = True
+    model: str | None = None  # default: the inline model, else the top-level `model`
+    endpoint: str | None = None  # default: the inline endpoint, else the top-level `endpoint`
+    # a prediction starts once no change came this long after an edit (LSP has no "edit ended" event),
+    # or at once when the cursor leaves the edited line
+    idle_ms: float = Field(default=100, ge=0, le=10_000, allow_inf_nan=False)
+    region_tokens: int = Field(default=350, ge=10, le=10_000)  # the editable region around the cursor
+    context_tokens: int = Field(default=150, ge=0, le=10_000)  # read-only lines either side of it
+    max_tokens: int = Field(default=1024, ge=1, le=16_384)
+
+
 class EmbeddedSettings(BaseModel):
     """The embedded engine, used when no endpoint is configured."""
 
@@ -89,6 +104,7 @@ class Settings(BaseModel):
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
     inline: InlineSettings = Field(default_factory=InlineSettings)
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
+    next_edit: NextEditSettings = Field(default_factory=NextEditSettings)
     # a response that sends nothing this long is stopped with a message (pings and keep-alives do not count)
     model_timeout_s: float = Field(default=30, gt=0, le=600, allow_inf_nan=False)
     # a socket older than this takes no new requests: a fresh one does, the old one finishes its streams
@@ -100,6 +116,10 @@ class Settings(BaseModel):
     upstream_key_env: str | None = None
     upstream_fim: Literal["auto", "suffix", "infill", "template", "prompt"] = "auto"
     upstream_fim_template: str | None = None
+    # next edits through the bridge: None asks the chat endpoint with flowedit's prompt; "zeta" sends a
+    # model trained like Zed's Zeta its own prompt (/v1/completions); any other text is such a prompt
+    # template holding {events} and {excerpt}
+    upstream_next_edit_template: str | None = None
 
     @field_validator("api_key_env", "upstream_key_env")
     @classmethod
@@ -109,8 +129,12 @@ class Settings(BaseModel):
                              f"(e.g. OPENAI_API_KEY), so that no other variable (HOME, PATH...) is sent as a key")
         return name
 
-    def target(self, kind: Literal["inline", "rewrite"]) -> tuple[str | None, str]:
-        """(endpoint, model) for completions or rewrites, each falling back to the top-level one."""
+    def target(self, kind: Literal["inline", "rewrite", "next_edit"]) -> tuple[str | None, str]:
+        """(endpoint, model) for completions, rewrites or next edits, each falling back to the top-level
+        one (next edits to the inline one first: both want a fast model)."""
+        if kind == "next_edit":
+            return (self.next_edit.endpoint or self.inline.endpoint or self.endpoint,
+                    self.next_edit.model or self.inline.model or self.model)
         part = self.inline if kind == "inline" else self.rewrite
         return part.endpoint or self.endpoint, part.model or self.model
 

@@ -4,6 +4,7 @@ can reuse it, and the `Counters` the benchmarks, the tests and `flowedit/status`
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,9 @@ from flowedit.core.text import Document
 if TYPE_CHECKING:
     from flowedit.model.lane import Lane
 
+from flowedit.model.errors import ModelFailure
+
+log = logging.getLogger(__name__)
 ANCHOR = 200  # characters around the cursor that must be unchanged for a running answer to be reused
 
 
@@ -81,3 +85,11 @@ class ModelStream:
         if doc.text[offset : offset + ANCHOR] != self.after:
             return None
         return doc.text[self.offset : offset]
+
+
+async def quiet_interrupt(lane: Lane, what: str) -> None:
+    """Interrupt `lane` (a `what` call the user left), saying in the log only if the socket is gone."""
+    try:
+        await lane.interrupt()
+    except ModelFailure as exc:  # the socket may be gone already; the lane is dead either way
+        log.info("interrupting a %s lane: %s", what, exc)

@@ -11,7 +11,8 @@ A request is answered like this:
 3. `predictor.Continuation` continues the context greedily from the longest match in the index;
 4. `fim.FimStop` ends it at the end of the line or block, or where the suffix resumes.
 
-Same index + same request → same completion. Rewrites (a free-text instruction) need a language
+Same index + same request → same completion. A next edit (task "next_edit") is predicted without a model:
+the last edit made again wherever its pattern recurs in the editable region (core/nextedit.py). Rewrites (a free-text instruction) need a language
 model: they are refused with an `unsupported` error naming the settings that enable them.
 """
 
@@ -24,6 +25,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowedit.core.nextedit import repeated_edit_answer
 from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by, holds_private_key
 from flowedit.core.words import byte_size, duration, plural
 from flowedit.engines.base import EngineError
@@ -154,14 +156,19 @@ class LocalEngine:
 
     async def stream(self, request: wire.ResponseCreate) -> AsyncIterator[str]:
         """Answer a `response.create`: a completion for `flowedit.task == "complete"` (or no task:
-        `input` is the prefix); `EngineError("unsupported")` for a rewrite or any other task."""
+        `input` is the prefix), a next edit for "next_edit"; `EngineError("unsupported")`
+        for a rewrite or any other task."""
         ext: dict[str, Any] = request.flowedit or {}
         task = ext.get("task")
         if task == "rewrite":
             raise EngineError("unsupported", REWRITE_UNSUPPORTED, status=400)
+        if task == "next_edit":  # no model: the last edit made again where its pattern recurs
+            yield repeated_edit_answer(ext)
+            return
         if task not in (None, "complete"):
             raise EngineError("unsupported", f"the embedded engine does not know the task {task!r}; "
-                              "it only completes code (task \"complete\")", status=400)
+                              "it completes code (task \"complete\") and predicts next edits (\"next_edit\")",
+                              status=400)
         if task is None:
             prefix, suffix, path, snippets = wire.response_text(request), "", None, ()
         else:

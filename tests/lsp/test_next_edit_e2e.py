@@ -1,0 +1,130 @@
+"""Next-edit suggestions end to end: the real `flowedit lsp` over stdio, an editor stand-in that types,
+and the embedded engine (repeat the last edit, in its own process) or a scripted model behind the real
+gateway. Each delivery form: `flowedit/nextEdit`, the "Apply next edit" code action, ghost text on the
+cursor's line."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from lsprotocol import types as lsp
+
+from tests.lsp.harness import Editor
+
+SOURCE = '''def area(width, height):
+    """Rectangle area."""
+    scaled = width * 2
+    print(width, height)  # 中文 😀
+    return width * height  # width wins
+'''
+RENAMED = SOURCE.replace("width", "size")
+
+
+@contextlib.asynccontextmanager
+async def renamed(tmp_path: Path) -> AsyncIterator[tuple[Editor, str, dict]]:
+    """An editor on SOURCE in which the user renamed the first `width` to `size`, and the next edit shown."""
+    ed = await _editor(tmp_path)
+    try:
+        uri = (tmp_path / "area.py").as_uri()
+        ed.open(uri, SOURCE)
+        _rename_first(ed, uri, "width", "size")
+        yield ed, uri, await ed.wait_until(lambda: ed.shown_next_edit(uri), "a next edit for the other uses")
+    finally:
+        await ed.stop()
+
+
+async def _editor(tmp_path: Path, **settings: Any) -> Editor:
+    editor = Editor(inline=True)
+    await editor.start({"next_edit": {"idle_ms": 50}, **settings}, env={"FLOWEDIT_ENDPOINT": ""},
+                       root_uri=tmp_path.as_uri())
+    return editor
+
+
+def _rename_first(ed: Editor, uri: str, old: str, new: str) -> int:
+    """Select the first `old` and type `new` over it key by key, as a user does; the cursor after it."""
+    start = ed.text(uri).index(old)
+    ed.type(uri, start, start + len(old), new[0])
+    for i, key in enumerate(new[1:], start=1):
+        ed.type(uri, start + i, start + i, key)
+    return start + len(new)
+
+
+async def test_a_renamed_parameter_predicts_its_other_uses_and_the_code_action_applies_them(tmp_path):
+    async with renamed(tmp_path) as (ed, uri, shown):
+        assert [e["oldText"] for e in shown["edits"]] == ["width"] * 4
+        assert {e["newText"] for e in shown["edits"]} == {"size"}
+        # the code action is offered on the line the cursor is on, titled with what it does, and applies it all
+        actions = await ed.client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), range=lsp.Range(start=ed.position(uri, 10),
+                                                                              end=ed.position(uri, 10)),
+            context=lsp.CodeActionContext(diagnostics=[])))
+        mine = [a for a in actions or [] if a.title.startswith("Apply next edit")]
+        assert [a.title for a in mine] == ["Apply next edit (line 3: 'width' → 'size')"]
+        result = await ed.command(mine[0].command.command, mine[0].command.arguments[0])
+        assert result["applied"] is True
+        assert ed.text(uri) == RENAMED
+        await ed.wait_until(lambda: ed.shown_next_edit(uri) is None, "the accepted prediction cleared")
+        assert ed.next_edits[-1]["cleared"] == "accepted"
+
+
+async def test_typing_the_predicted_text_keeps_the_rest_and_typing_over_it_drops_it(tmp_path):
+    async with renamed(tmp_path) as (ed, uri, _):
+        count = len(ed.next_edits)
+        # the user makes the first predicted edit by hand, key by key: the rest stays shown, moved
+        at = ed.text(uri).index("width")
+        ed.type(uri, at, at + len("width"), "s")
+        ed.type(uri, at + 1, at + 1, "i")
+        shown = await ed.wait_until(lambda: len(ed.next_edits) >= count + 2 and ed.shown_next_edit(uri),
+                                    "the prediction following the typing")
+        assert [e["oldText"] for e in shown["edits"]][1:] == ["width"] * 3
+        assert shown["edits"][0] == {**shown["edits"][0], "oldText": "", "newText": "ze"}
+        # typing something else inside a predicted edit drops the whole prediction
+        ed.type(uri, at + 2, at + 2, "X")
+        await ed.wait_until(lambda: ed.shown_next_edit(uri) is None, "the prediction dropped")
+        assert ed.next_edits[-1]["cleared"] == "typed over"
+
+
+async def test_a_prediction_on_the_cursor_line_is_ghost_text_and_accepting_it_counts(tmp_path):
+    ed = await _editor(tmp_path)
+    try:
+        uri = (tmp_path / "calls.py").as_uri()
+        ed.open(uri, "total = add(a, b)  # 中文\nother = add(a, b) - 1\n")
+        start = ed.text(uri).index("add")
+        ed.type(uri, start, start + 3, "plus")  # one edit: `add` → `plus`
+        await ed.wait_until(lambda: ed.shown_next_edit(uri), "a next edit")
+        line_start = ed.text(uri).index("other")
+        [item] = await ed.ghost(uri, line_start)  # the cursor at the start of the predicted line
+        assert item.insert_text == "other = plus"
+        assert (item.range.start, item.range.end) == (ed.position(uri, line_start), ed.position(uri, line_start + 11))
+        assert item.command.command == "flowedit.nextEditAccepted"
+        # the editor replaces the range with the text (VS Code's Tab), then runs the item's command
+        ed.type(uri, line_start, line_start + 11, item.insert_text)
+        await ed.command(item.command.command, item.command.arguments[0])
+        assert ed.text(uri) == "total = plus(a, b)  # 中文\nother = plus(a, b) - 1\n"
+        assert ed.next_edits[-1]["cleared"] in ("accepted", "done")
+        # no ghost text for a prediction of two edits: those are shown by the other forms only
+        ed.type(uri, 0, 0, "x = add(1, 2) + add(3, 4) + add(5, 6)\n")
+        ed.type(uri, 4, 7, "sum")
+        shown = await ed.wait_until(lambda: (n := ed.shown_next_edit(uri)) and n["edits"][0]["newText"] == "sum" and n,
+                                    "a next edit of `add` -> `sum`")
+        assert [(e["oldText"], e["newText"]) for e in shown["edits"]] == [("add", "sum")] * 2
+        items = await ed.ghost(uri, 0)
+        assert all(i.command is None or i.command.command != "flowedit.nextEditAccepted" for i in items)
+    finally:
+        await ed.stop()
+
+
+async def test_nothing_to_repeat_shows_nothing_and_the_idle_pause_is_what_starts_it(tmp_path):
+    ed = await _editor(tmp_path, next_edit={"idle_ms": 60_000})
+    try:
+        uri = (tmp_path / "area.py").as_uri()
+        ed.open(uri, SOURCE)
+        cursor = _rename_first(ed, uri, "width", "size")
+        ed.cursor(uri, cursor)  # still on the edited line: no prediction yet (the pause is a minute)
+        ed.cursor(uri, 0)  # the cursor leaves the edited line: predicted at once
+        shown = await ed.wait_until(lambda: ed.shown_next_edit(uri), "a next edit once the cursor left the line")
+        assert len(shown["edits"]) == 4
+    finally:
+        await ed.stop()

@@ -1,0 +1,74 @@
+"""Next edits from a model: a Responses endpoint (the real gateway, a scripted stand-in that keeps what it
+was asked) and a Zeta model behind an OpenAI-compatible server (a scripted fake that answers only a prompt
+of Zeta's shape), each through the real `flowedit lsp` over stdio."""
+
+from __future__ import annotations
+
+
+from flowedit.core.nextedit import CURSOR, NEXT_EDIT_INSTRUCTIONS, REGION_END, REGION_START
+from flowedit.engines.gateway import Gateway
+from flowedit.model import wire
+
+from tests.engines.test_upstream_fake import FakeUpstream, Reply, awkward, vllm_completion, vllm_error
+from tests.lsp.harness import Editor, Recording
+
+URI = "file:///work/shapes.py"
+TEXT = "class Box:\n    def __init__(self, w):\n        self.w = w  # 中文 😀\n\n    def area(self):\n        return self.w ** 2\n"
+EDITED = TEXT.replace("self, w)", "self, w, h)")  # the user adds a parameter...
+PREDICTED = EDITED.replace("        self.w = w  # 中文 😀\n", "        self.w = w  # 中文 😀\n        self.h = h\n")
+
+
+async def _add_parameter(ed: Editor) -> dict:
+    """Open TEXT, type `, h` into `__init__`'s parameters, wait for the next edit shown."""
+    ed.open(URI, TEXT)
+    at = TEXT.index("self, w") + len("self, w")
+    for i, key in enumerate(", h"):
+        ed.type(URI, at + i, at + i, key)
+    return await ed.wait_until(lambda: ed.shown_next_edit(URI), "a next edit")
+
+
+async def test_a_responses_endpoint_is_asked_with_the_edits_and_the_region_and_its_answer_becomes_one_insertion():
+    engine = Recording("(the scripted answer of other requests)", rate=20_000, next_edit_text=PREDICTED)
+    async with Gateway(engine) as gateway:
+        ed = Editor(inline=True)
+        await ed.start({"endpoint": gateway.url, "next_edit": {"idle_ms": 30}})
+        try:
+            shown = await _add_parameter(ed)
+            assert [(e["oldText"], e["newText"]) for e in shown["edits"]] == [("", "        self.h = h\n")]
+            assert shown["edits"][0]["range"]["start"] == {"line": 3, "character": 0}
+            result = await ed.command("flowedit.acceptNextEdit", {"uri": URI, "id": shown["id"]})
+            assert result["applied"] and ed.text(URI) == PREDICTED
+        finally:
+            await ed.stop()
+    [asked] = [r for r in engine.requests if (r.flowedit or {}).get("task") == "next_edit"]
+    assert asked.instructions == NEXT_EDIT_INSTRUCTIONS
+    prompt = wire.response_text(asked)
+    assert "```diff\n@@ -2,1 +2,1 @@\n-    def __init__(self, w):\n+    def __init__(self, w, h):\n```" in prompt
+    assert f"{REGION_START}\nclass Box:\n    def __init__(self, w, h{CURSOR}):\n" in prompt and REGION_END in prompt
+    assert asked.flowedit["region"] == EDITED and asked.flowedit["last_edit"] == {
+        "old": "    def __init__(self, w):", "new": "    def __init__(self, w, h):"}
+
+
+async def test_a_zeta_model_behind_an_openai_compatible_server_answers_through_the_bridge():
+    def vllm_serving_zeta(seen):
+        prompt = seen.body.get("prompt", "")
+        shaped = seen.path == "/v1/completions" and prompt.startswith("### Instruction:\n") and \
+            "### User Edits:\n\nUser edited \"/work/shapes.py\":\n```diff\n" in prompt and \
+            f"### User Excerpt:\n\n```/work/shapes.py\n<|start_of_file|>\n{REGION_START}\n" in prompt and \
+            prompt.endswith("```\n\n### Response:\n") and seen.body.get("stop") == [REGION_END]
+        if not shaped:
+            return Reply(400, [vllm_error(f"unexpected request {seen.path}")], "application/json", chunked=False)
+        # Zeta answers the excerpt again, rewritten, and stops at the region's end
+        return Reply(pieces=awkward(vllm_completion([f"```/work/shapes.py\n<|start_of_file|>\n{REGION_START}\n",
+                                                     PREDICTED[:60], PREDICTED[60:]])))
+
+    async with FakeUpstream(vllm_serving_zeta) as fake:
+        ed = Editor(inline=True)
+        await ed.start({"upstream": fake.url, "model": "zeta", "upstream_next_edit_template": "zeta",
+                        "next_edit": {"idle_ms": 30}}, env={"FLOWEDIT_ENDPOINT": ""})
+        try:
+            shown = await _add_parameter(ed)
+        finally:
+            await ed.stop()
+    assert [(e["oldText"], e["newText"]) for e in shown["edits"]] == [("", "        self.h = h\n")]
+    assert all(s.path == "/v1/completions" for s in fake.seen)
