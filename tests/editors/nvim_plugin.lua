@@ -5,6 +5,8 @@
 --            it, :FlowEditRevert; a rewrite stopped with <Esc>; one redirected with :FlowEditRedirect; one
 --            during which the user types at 80 ms a key in another part of the buffer
 --   complete ghost text accepted with <Tab> (0.10+), then the completion fallback through <C-x><C-o>
+--   next_edit  a word renamed with `cw`: the next edit shown as virtual text, <Tab> jumps to it, <Tab>
+--            accepts it; a second one dismissed with <Esc>
 -- Each step writes what it saw into the summary (the test judges it).
 --
 -- Env, besides those of nvim_driver.lua: FLOWEDIT_NVIM_CONFIG, FLOWEDIT_NVIM_SCENARIO, FLOWEDIT_NVIM_TARGET
@@ -212,6 +214,43 @@ local function complete_scenario()
   step.fallback = { line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] }
 end
 
+local function next_edit_scenario()
+  local step = {}
+  summary.steps = step
+  local function marks()
+    local out = {}
+    local ns = vim.api.nvim_get_namespaces().flowedit_next_edit
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, ns, 0, -1, { details = true })) do
+      local d = m[4]
+      out[#out + 1] = { row = m[2], col = m[3], end_col = d.end_col, hl = d.hl_group,
+        virt = d.virt_text and d.virt_text[1][1] or nil, pos = d.virt_text_pos }
+    end
+    return out
+  end
+  -- rename the parameter on line 1 as a user does: cursor on it, cw, the new name, <Esc>
+  vim.api.nvim_win_set_cursor(0, { 1, assert(string.find(vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1], 'width', 1, true)) - 1 })
+  feed('cwsize<Esc>')
+  local shown = wait_until('a next edit', function() return flowedit.next_edit(bufnr) end)
+  sleep(30)
+  step.shown = { count = #shown.edits, old = shown.edits[1].oldText, new = shown.edits[1].newText, marks = marks(),
+    text = text() }
+  feed('<Tab>') -- to the edit
+  wait_until('the cursor on the edit', function() return vim.api.nvim_win_get_cursor(0)[1] - 1 == shown.edits[1].range.start.line end)
+  step.jumped = vim.api.nvim_win_get_cursor(0)
+  feed('<Tab>') -- accept
+  wait_until('the next edit applied', function() return not text():find('width', 1, true) end)
+  sleep(30)
+  step.accepted = { text = text(), shown = flowedit.next_edit(bufnr) ~= nil, marks = #marks() }
+  -- another rename, dismissed
+  vim.api.nvim_win_set_cursor(0, { 1, assert(string.find(vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1], 'height', 1, true)) - 1 })
+  feed('cwdepth<Esc>')
+  wait_until('another next edit', function() return flowedit.next_edit(bufnr) end)
+  feed('<Esc>')
+  wait_until('the next edit dismissed', function() return not flowedit.next_edit(bufnr) end)
+  sleep(200)
+  step.dismissed = { text = text(), marks = #marks(), shown = flowedit.next_edit(bufnr) ~= nil }
+end
+
 local function main()
   bufnr = vim.api.nvim_get_current_buf()
   summary.filetype = vim.bo[bufnr].filetype
@@ -230,6 +269,8 @@ local function main()
       if s:find('streaming', 1, true) then summary.statusline_seen = s end
     end })
     rewrite_scenario()
+  elseif scenario == 'next_edit' then
+    next_edit_scenario()
   else
     complete_scenario()
   end

@@ -136,3 +136,31 @@ async def test_neovim_plugin_ghost_text_and_completion_fallback(nvim: Nvim, tmp_
     fallback_line = "b = compute(total_count + 1)  # tail 😀"
     assert record("completion fallback", steps["fallback"]["line"] == fallback_line), diagnostics()
     record.save()
+
+
+NEXT_EDIT_TEXT = "def area(width, height):\n    return width * height  # 中文 😀\n\nprint(area(2, 3))\n"
+
+
+async def test_neovim_plugin_shows_a_next_edit_as_virtual_text_jumps_accepts_and_dismisses(nvim: Nvim,
+                                                                                          tmp_path: Path) -> None:
+    run, summary, seconds = await run_plugin(nvim, tmp_path, "unused", NEXT_EDIT_TEXT, {
+        "FLOWEDIT_NVIM_SCENARIO": "next_edit"}, rate=2000)
+    diagnostics = run.diagnostics
+    steps = summary["steps"]
+    print(f"\nNeovim {summary['nvim']} plugin next edit: {json.dumps(steps, ensure_ascii=False)}; run {seconds:.1f} s")
+    shown = steps["shown"]
+    assert (shown["count"], shown["old"], shown["new"]) == (1, "width", "size"), diagnostics()
+    assert shown["text"] == NEXT_EDIT_TEXT.replace("width", "size", 1), diagnostics()  # nothing applied yet
+    struck = [m for m in shown["marks"] if m.get("hl") == "FlowEditNextEditOld"]
+    beside = [m for m in shown["marks"] if m.get("virt")]
+    assert [(m["row"], m["col"], m["end_col"]) for m in struck] == [(1, 11, 16)], diagnostics()
+    inline = nvim.version >= (0, 10)
+    assert [m["virt"] for m in beside] == (["size"] if inline else ["→ size"]), diagnostics()
+    assert all(m["pos"] == ("inline" if inline else "eol") for m in beside), diagnostics()
+    assert steps["jumped"] == [2, 11], diagnostics()  # the first <Tab> put the cursor on the edit
+    accepted = steps["accepted"]
+    assert accepted["text"] == NEXT_EDIT_TEXT.replace("width", "size"), diagnostics()
+    assert not accepted["shown"] and accepted["marks"] == 0, diagnostics()
+    dismissed = steps["dismissed"]
+    assert dismissed["text"] == NEXT_EDIT_TEXT.replace("width", "size").replace("height", "depth", 1), diagnostics()
+    assert not dismissed["shown"] and dismissed["marks"] == 0, diagnostics()

@@ -1,7 +1,8 @@
 -- flowedit for Neovim: starts `flowedit lsp` for your buffers and adds what plain LSP lacks — rewrite with an
 -- instruction (:FlowEditRewrite), interrupt (:FlowEditInterrupt, <Esc> while a rewrite streams), redirect,
 -- revert, streamed edits as one undo step and without a message each, ghost text (0.10+), the completion
--- fallback, and a statusline component. No dependencies; Neovim 0.7.2 and later (docs/editors.md).
+-- fallback, next-edit suggestions (flowedit/nextedit.lua), and a statusline component. No dependencies;
+-- Neovim 0.7.2 and later (docs/editors.md).
 --
 --   require("flowedit").setup({ init_options = { endpoint = "wss://api.openai.com/v1/responses" } })
 --
@@ -12,6 +13,7 @@
 
 local M = {}
 
+local nextedit = require('flowedit.nextedit')
 local api, fn, lsp = vim.api, vim.fn, vim.lsp
 local util = lsp.util
 local NEW = fn.has('nvim-0.11') == 1 -- client:method() API
@@ -33,6 +35,8 @@ M.defaults = {
     accept = '<Tab>', -- insert mode, while ghost text shows (else the key does what it did)
     dismiss = '<C-]>', -- insert mode, while ghost text shows
     interrupt = '<Esc>', -- normal mode, buffer-local, only while a rewrite streams in that buffer
+    next_edit_accept = '<Tab>', -- normal mode, only while a next edit shows: jump to it, then accept it
+    next_edit_dismiss = '<Esc>', -- normal mode, only while a next edit shows (a streaming rewrite's <Esc> wins)
   },
 }
 
@@ -374,6 +378,7 @@ local function on_attach(client, bufnr)
     end
   end
   ghost_attach(bufnr)
+  nextedit.attach(client, bufnr, notify, position)
   if M.config.on_attach then M.config.on_attach(client, bufnr) end
 end
 
@@ -410,6 +415,7 @@ local function client_config(bufnr)
       ['workspace/applyEdit'] = apply_edit,
       ['flowedit/status'] = on_status,
       ['$/progress'] = on_progress,
+      ['flowedit/nextEdit'] = nextedit.handler,
     },
     on_attach = on_attach,
   }
@@ -441,6 +447,7 @@ end
 
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  nextedit.setup(M.config.keys, execute)
   if lsp.config and lsp.enable then -- 0.11+
     local config = client_config(nil)
     config.root_dir = nil
@@ -533,6 +540,8 @@ function M.commands()
     { nargs = '?', desc = 'FlowEdit: redirect the rewrite with a new instruction' })
   cmd('FlowEditContinue', function() M.continue() end, { desc = 'FlowEdit: continue a stopped rewrite' })
   cmd('FlowEditRevert', function() M.revert() end, { desc = 'FlowEdit: put back what the last rewrite replaced' })
+  cmd('FlowEditAcceptNextEdit', function() nextedit.accept() end, { desc = 'FlowEdit: apply the next edit shown' })
+  cmd('FlowEditDismissNextEdit', function() nextedit.dismiss() end, { desc = 'FlowEdit: dismiss the next edit shown' })
 end
 
 -- ----------------------------------------------------------------------------------- statusline
@@ -567,6 +576,8 @@ end
 --- The last figures the server sent for rewrite `id` (outcome, tokens, ttft_ms, tokens_per_s, ...), and
 --- the id of the last rewrite started in `bufnr`.
 function M.rewrite_status(id) return figures[id] end
+--- The next edit shown in `bufnr` ({ id, edits = { {range, oldText, newText} } }), or nil.
+function M.next_edit(bufnr) return nextedit.shown(bufnr) end
 function M.last_rewrite(bufnr) return last_rewrite[bufnr or api.nvim_get_current_buf()] end
 
 --- What the statusline is built from, for other statusline plugins: { state, model, request, progress }.
