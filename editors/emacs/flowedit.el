@@ -12,6 +12,8 @@
 ;;   `flowedit-rewrite'   rewrite the region (or the line) following an instruction read in the minibuffer
 ;;   `flowedit-interrupt' stop it; `flowedit-redirect' a new instruction for the same region, mid-stream;
 ;;   `flowedit-revert'    put back what the last rewrite replaced, in one step; `flowedit-continue'
+;;   next edits           the edit you are likely to make next, shown as an overlay (old text struck
+;;                        through, new text beside it): TAB jumps to it, TAB again applies it, C-g drops it
 ;; The answer streams into the buffer while you go on working.  The server sends a rewrite's edits as
 ;; `flowedit/applyRewriteEdit' (this package declares `experimental.flowedit.rewriteEdits'); each one is
 ;; checked against the buffer's version, applied without a confirmation prompt or a message, and joined
@@ -204,6 +206,101 @@ The argument is a plist: :state :model :request ...")
            (t (format " %s" (plist-get status :state))))
      (when (stringp model) (format " (%s)" model)))))
 
+;;; ------------------------------------------------------------------------- next edits
+
+(defface flowedit-next-edit-old '((t :strike-through t :inherit shadow))
+  "The text a next edit would replace.")
+(defface flowedit-next-edit-new '((t :inherit success :slant italic))
+  "The text a next edit would put in.")
+
+(defvar flowedit-next-edit-functions nil
+  "Functions called with each `flowedit/nextEdit' once drawn or cleared.
+The argument is a plist: :uri :id :edits ... (:cleared when it went).")
+(defvar-local flowedit--next-edit nil "The next edit shown in this buffer: (ID . EDITS).")
+(defvar-local flowedit--next-edit-overlays nil)
+
+(defun flowedit--clear-next-edit ()
+  (mapc #'delete-overlay flowedit--next-edit-overlays)
+  (setq flowedit--next-edit-overlays nil
+        flowedit--next-edit nil)
+  (flowedit-next-edit-mode -1))
+
+(defun flowedit--draw-next-edit (edit)
+  "An overlay for the LSP text EDIT.
+Its old text struck through, its new text after it."
+  (let* ((region (eglot--range-region (plist-get edit :range)))
+         (overlay (make-overlay (car region) (cdr region) nil t nil))
+         (new (plist-get edit :newText)))
+    (overlay-put overlay 'flowedit-next-edit t)
+    (when (< (car region) (cdr region)) (overlay-put overlay 'face 'flowedit-next-edit-old))
+    (unless (string-empty-p new) (overlay-put overlay 'after-string (propertize new 'face 'flowedit-next-edit-new)))
+    overlay))
+
+(cl-defmethod eglot-handle-notification ((_server flowedit-server) (_method (eql flowedit/nextEdit))
+                                         &rest params)
+  (let ((buffer (find-buffer-visiting (eglot--uri-to-path (plist-get params :uri))))
+        (edits (append (plist-get params :edits) nil))
+        (version (plist-get params :version)))
+    (when buffer
+      (with-current-buffer buffer
+        (flowedit--clear-next-edit)
+        ;; (for another version than the buffer's, not drawn: the user typed since, a newer one comes)
+        (when (and edits (or (null version) (equal version eglot--versioned-identifier)))
+          (save-restriction
+            (widen)
+            (setq flowedit--next-edit-overlays (mapcar #'flowedit--draw-next-edit edits)))
+          (setq flowedit--next-edit (cons (plist-get params :id) edits))
+          (flowedit-next-edit-mode 1))
+        (run-hook-with-args 'flowedit-next-edit-functions params)))))
+
+(defun flowedit-next-edit-tab ()
+  "Move to the next edit shown, or apply it when point is on its line."
+  (interactive)
+  (let ((first (car (cdr flowedit--next-edit))))
+    (unless first (user-error "FlowEdit: no next edit is shown"))
+    (let ((start (car (eglot--range-region (plist-get first :range)))))
+      (if (= (line-number-at-pos start) (line-number-at-pos))
+          (flowedit-accept-next-edit)
+        (goto-char start)))))
+
+(defun flowedit-accept-next-edit ()
+  "Apply the next edit shown in this buffer."
+  (interactive)
+  (let ((id (car flowedit--next-edit)))
+    (unless id (user-error "FlowEdit: no next edit is shown"))
+    (flowedit--command "flowedit.acceptNextEdit" (list :uri (flowedit--uri) :id id))))
+
+(defun flowedit-dismiss-next-edit ()
+  "Drop the next edit shown in this buffer (then quit as \[keyboard-quit] does)."
+  (interactive)
+  (let ((id (car flowedit--next-edit)))
+    (flowedit--clear-next-edit)
+    (when id (flowedit--command "flowedit.dismissNextEdit" (list :uri (flowedit--uri) :id id))))
+  (when (called-interactively-p 'interactive) (keyboard-quit)))
+
+(defvar flowedit-next-edit-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "TAB") #'flowedit-next-edit-tab)
+    (define-key map [remap keyboard-quit] #'flowedit-dismiss-next-edit)
+    map)
+  "Keys while a next edit is shown.")
+
+(define-minor-mode flowedit-next-edit-mode
+  "A next edit is shown: TAB jumps to it and applies it, C-g drops it."
+  :lighter nil :keymap flowedit-next-edit-mode-map)
+
+(defvar-local flowedit--cursor-line nil "The line the server was last told the cursor is on.")
+
+(defun flowedit--tell-cursor ()
+  "On `post-command-hook': tell the server the cursor's new line.
+As `flowedit/cursor', when the line changed."
+  (let ((line (line-number-at-pos))
+        (server (eglot-current-server)))
+    (when (and (not (equal line flowedit--cursor-line)) (cl-typep server 'flowedit-server))
+      (setq flowedit--cursor-line line)
+      (eglot--signal-textDocument/didChange) ; (what was typed first, then where the cursor went)
+      (jsonrpc-notify server :flowedit/cursor (list :uri (flowedit--uri) :position (eglot--pos-to-lsp-position))))))
+
 ;;; ------------------------------------------------------------------------- commands
 
 (defun flowedit--server ()
@@ -291,6 +388,8 @@ Interactively, the region, else the current line."
     (define-key map "d" #'flowedit-redirect)
     (define-key map "u" #'flowedit-revert)
     (define-key map "c" #'flowedit-continue)
+    (define-key map "n" #'flowedit-accept-next-edit)
+    (define-key map "x" #'flowedit-dismiss-next-edit)
     map)
   "flowedit's commands; bind it to a prefix of your choice in `flowedit-mode-map'.")
 (fset 'flowedit-command-map flowedit-command-map)
@@ -303,8 +402,11 @@ The mode line shows its state; changes are reported between keystrokes."
   :lighter (:eval (flowedit-mode-line))
   :keymap flowedit-mode-map
   (if flowedit-mode
-      (setq-local eglot-send-changes-idle-time flowedit-send-changes-idle-time)
-    (kill-local-variable 'eglot-send-changes-idle-time)))
+      (progn (setq-local eglot-send-changes-idle-time flowedit-send-changes-idle-time)
+             (add-hook 'post-command-hook #'flowedit--tell-cursor nil t))
+    (kill-local-variable 'eglot-send-changes-idle-time)
+    (remove-hook 'post-command-hook #'flowedit--tell-cursor t)
+    (flowedit--clear-next-edit)))
 
 (defun flowedit--managed ()
   "On `eglot-managed-mode-hook': `flowedit-mode' where the server is flowedit."

@@ -62,6 +62,24 @@
               (when (string-match-p "streaming [0-9]+ tok" line)
                 (setf (alist-get 'mode_line fet-summary) line)))))
 
+(add-hook 'flowedit-next-edit-functions
+          (lambda (params)
+            ;; (after the handler: its overlays are in the buffer)
+            (run-at-time 0 nil
+                         (lambda ()
+                           (with-current-buffer fet-buffer
+                             (fet-tell "next-edit" :cleared (plist-get params :cleared)
+                                       :shown (if flowedit--next-edit t :json-false)
+                                       :overlays (vconcat
+                                                  (mapcar (lambda (o)
+                                                            (list :start (overlay-start o) :end (overlay-end o)
+                                                                  :old (buffer-substring-no-properties
+                                                                        (overlay-start o) (overlay-end o))
+                                                                  :face (symbol-name (or (overlay-get o 'face) 'none))
+                                                                  :after (overlay-get o 'after-string)))
+                                                          flowedit--next-edit-overlays))
+                                       :text (fet-text) :point (point)))))))
+
 (defun fet-mark-target ()
   (interactive)
   (fet-guarded

@@ -251,3 +251,41 @@ async def test_the_docs_eglot_configuration_without_the_package_connects_flowedi
     summary = files.summary() if files.summary_file.exists() else {}
     assert done.returncode == 0 and summary.get("server") == "flowedit", output.decode(errors="replace")[-3000:]
     assert "Rewrite selection…" in summary["actions"], summary
+
+
+NEXT_EDIT_TEXT = "def area(width, height):\n    return width * height  # 中文 😀\n\nprint(area(2, 3))\n"
+
+
+async def test_emacs_package_shows_a_next_edit_as_an_overlay_tab_jumps_and_applies_c_g_drops(tmp_path: Path) -> None:
+    started = time.monotonic()
+    async with Gateway("unused", tmp_path, rate=2000) as gw:
+        async with await open_emacs(tmp_path, gw.url, NEXT_EDIT_TEXT, {"FLOWEDIT_EMACS_AFTER": "def area("}) as term:
+            await term.wait_for("loaded")
+            term.press(b"\x01")
+            await term.wait_for("ready")
+            term.press(b"\x03p")  # point on `width`
+            await term.wait_for("placed")
+            term.press(b"\x1bdsize")  # M-d: kill the word; type the new one
+            shown = await term.wait_for("next-edit", timeout=15)
+            term.press(b"\t")  # TAB: to the edit
+            term.press(b"\t")  # TAB: apply it
+            applied = await term.wait_for("next-edit", 2, timeout=15)
+            text = await until_text(User(term), NEXT_EDIT_TEXT.replace("width", "size"))
+            term.press(b"\x03p")  # `size` again -> `span`: another next edit, dropped with C-g
+            await term.wait_for("placed", 2)
+            term.press(b"\x1bdspan")
+            await term.wait_for("next-edit", 3, timeout=15)
+            term.press(b"\x07")  # C-g
+            dropped = await term.wait_for("next-edit", 4, timeout=15)
+            await term.quit()
+    seconds = time.monotonic() - started
+    summary = term.files.summary()
+    print(f"\nEmacs {summary['emacs']} + flowedit.el next edit: shown {shown}, applied -> {text!r}, dropped {dropped}; "
+          f"run {seconds:.1f} s")
+    [overlay] = shown["overlays"]
+    assert (overlay["old"], overlay["face"], overlay["after"]) == ("width", "flowedit-next-edit-old", "size"), shown
+    assert shown["text"] == NEXT_EDIT_TEXT.replace("width", "size", 1), shown  # nothing applied before TAB
+    assert text == NEXT_EDIT_TEXT.replace("width", "size"), (text, summary["messages"])
+    assert applied["cleared"] == "accepted" and applied["overlays"] == [], applied
+    assert dropped["cleared"] == "dismissed" and dropped["overlays"] == [] and not dropped["shown"], dropped
+    assert dropped["text"] == NEXT_EDIT_TEXT.replace("width", "span", 1).replace("width", "size"), dropped
