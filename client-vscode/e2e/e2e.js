@@ -17,6 +17,7 @@
 //     with Tab, leaves one `)`
 //   8 the rewrite's editor hidden mid-stream behind another tab and shown again: the rewrite ends exact
 //     and one Ctrl+Z still takes all of it back
+//  12 a next edit after a rename: drawn with decorations, Tab jumps to it, Tab applies it, Escape drops one
 // Screenshots of every step go to config.shots; the findings to config.results.
 'use strict';
 const { chromium } = require('playwright-core');
@@ -511,6 +512,58 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     r.ok = r.exact && r.oneUndo && r.changesWhileHidden <= 1;
     r.stepS = (Date.now() - t0) / 1000;
     log('hidden mid-stream:', r.changesWhileHidden, 'changes while hidden; exact', r.exact, '; one Ctrl+Z restored the original', r.oneUndo);
+  });
+
+  // ------------------------------------------------------------ 12: a next edit: drawn, Tab jumps, Tab applies, Escape drops
+  // a parameter renamed by typing over it: the other use is drawn (old text struck through, new text after
+  // it); Tab (no ghost text shown) moves the cursor to it, Tab again applies it; a second rename is dropped
+  // with Escape (no rewrite streams)
+  if (cfg.nextEdit) await attempt('12-next-edit', async r => {
+    const n = cfg.nextEdit;
+    const t0 = Date.now();
+    await switchSettings(page, n.settings);
+    await openFile(page, n.name, n.marker);
+    const rename = async (from, to, typed) => {
+      await selectColumns(page, n.line, from, to);
+      const mark = trace().length;
+      await page.keyboard.type(typed, { delay: 40 });
+      return until('the next edit drawn', () => trace().slice(mark).find(e => e.event === 'nextEdit' && e.shown), 15000);
+    };
+    const shown = await rename(n.from, n.to, n.typed);
+    r.edits = shown.edits.map(e => ({ line: e.range.start.line, oldText: e.oldText, newText: e.newText }));
+    r.ms = shown.ms;
+    r.textWhileShown = currentText(n.fileUri, n.file);
+    // what the page draws: the old text with a line through it, the new text in the ::after of a decoration
+    r.drawn = await page.evaluate(() => {
+      const spans = [...document.querySelectorAll('.editor-instance .view-line span span')];
+      return {
+        struck: spans.filter(el => getComputedStyle(el).textDecorationLine.includes('line-through')).map(el => el.textContent),
+        after: spans.map(el => getComputedStyle(el, '::after').content).filter(c => c && c !== 'none' && c !== 'normal'),
+      };
+    });
+    r.shot = await shot(page, '12-next-edit-shown');
+    const jumpMark = trace().length;
+    await page.keyboard.press('Tab');
+    await until('the jump to the edit', () => trace().slice(jumpMark).some(e => e.event === 'nextEditJump'), 5000);
+    r.cursorAfterJump = await cursorStatus(page);
+    r.shotJumped = await shot(page, '12-next-edit-jumped');
+    await page.keyboard.press('Tab');
+    await until('the next edit applied', () => currentText(n.fileUri, n.file) === n.expected, 10000);
+    r.shotApplied = await shot(page, '12-next-edit-applied');
+    const second = await rename(n.from, n.from + n.typed.length, n.typedAgain);
+    r.secondEdits = second.edits.length;
+    const escapeMark = trace().length;
+    await page.keyboard.press('Escape');
+    const cleared = await until('the next edit dismissed', () => trace().slice(escapeMark).find(e => e.event === 'nextEdit' && !e.shown), 5000);
+    r.cleared = cleared.cleared;
+    await new Promise(res => setTimeout(res, 300));  // ok: nothing may land after a dismissal
+    r.final = currentText(n.fileUri, n.file);
+    r.ok = r.edits.length === 1 && r.edits[0].oldText === n.old && r.edits[0].newText === n.typed
+      && r.textWhileShown === n.typedText && r.drawn.struck.includes(n.old) && r.drawn.after.some(c => c.includes(n.typed))
+      && r.cursorAfterJump.startsWith(`Ln ${r.edits[0].line + 1},`) && r.final === n.finalText;
+    r.stepS = (Date.now() - t0) / 1000;
+    log('next edit:', JSON.stringify(r.edits), 'drawn', JSON.stringify(r.drawn), '; after the jump', r.cursorAfterJump,
+        '; dismissed', r.cleared);
   });
 
   // ------------------------------------------------------------ 10: a live change of flowedit.server.python

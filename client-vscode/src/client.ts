@@ -19,6 +19,7 @@ import { StderrTail, exitMessage } from './exits';
 import { openRewrite, type RewriteTarget } from './instruction';
 import { findPartialAccept, type ShownItem } from './partial';
 import { flowEditSays, serverMessage } from './messages';
+import { NEXT_EDIT_NOTIFICATION, type NextEditNote } from './nextedit';
 import { RestartQueue } from './restart';
 import { APPLY_REWRITE_EDIT, RewriteEdits, withRewriteEdits, type EditorPort, type RewriteEditParams } from './rewriteedits';
 import { pythonSetting, remoteHint, serverEnv, serverLaunch, toServerSettings, type ServerInfo, type ServerLaunch, type ServerSettings } from './settings';
@@ -37,6 +38,8 @@ export interface ClientEvents {
   partialAccept?(acceptedLength: number): void;
   /** A `flowedit.rewrite` without an instruction (the lightbulb's "Rewrite selection…"): ask, then run it. */
   openRewrite?(target: RewriteTarget): Promise<unknown>;
+  /** `flowedit/nextEdit`: a next edit to show, or to clear. */
+  nextEdit?(note: NextEditNote): void;
 }
 
 /** Why the server cannot be started, in the user's words, with the one command that fixes it (if one does). */
@@ -99,6 +102,21 @@ export class FloweditClient {
   async command<T>(command: string, argument: object): Promise<T> {
     if (!this.running) throw new Error('the FlowEdit server is not running (see the FlowEdit log)');
     return this.client!.sendRequest(ExecuteCommandRequest.type, { command, arguments: [argument] }) as Promise<T>;
+  }
+
+  /** A notification of flowedit's own (`flowedit/cursor`); dropped while no server runs. */
+  notify(method: string, params: object): void {
+    if (this.running) void this.client!.sendNotification(method, params).catch(e => this.log.warn(`${method}: ${String(e)}`));
+  }
+
+  /** The server's URI of a document (as languageclient sends it). */
+  serverUri(uri: vscode.Uri): string | undefined {
+    return this.client?.code2ProtocolConverter.asUri(uri);
+  }
+
+  /** VS Code's URI string of a document the server names. */
+  codeUri(uri: string): string {
+    return this.client ? this.client.protocol2CodeConverter.asUri(uri).toString() : uri;
   }
 
   /** The LSP range of a VS Code range (UTF-16 positions, as negotiated). */
@@ -181,6 +199,7 @@ export class FloweditClient {
     });
     // the server's messages, shown with buttons (languageclient's own show a toast cut to one line)
     client.onNotification(ShowMessageNotification.type, params => this.showServerMessage(params.type, params.message));
+    client.onNotification(NEXT_EDIT_NOTIFICATION, (note: NextEditNote) => this.events.nextEdit?.(note));
     client.onNotification(STATUS_NOTIFICATION, (n: StatusNotification) => {
       if (n.request?.outcome && typeof n.request.id === 'string') rewriteEdits.ended(n.request.id);
       this.events.status(n);

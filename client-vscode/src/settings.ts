@@ -14,6 +14,7 @@ export interface ServerSettings {
   multiplex: 'auto' | 'on' | 'off';
   exclude: string[] | null;
   inline: { enabled: boolean };
+  next_edit: { enabled: boolean };
   rewrite: {
     mode: 'auto' | 'replace' | 'diff';
     diff_threshold_lines: number;
@@ -61,6 +62,7 @@ export function toServerSettings(get: SettingReader): ServerSettings {
     api_key_env: text(get('apiKeyEnv')) ?? 'OPENAI_API_KEY',
     multiplex: oneOf(get('multiplex'), ['auto', 'on', 'off'] as const, 'auto'),
     inline: { enabled: get('inline.enabled') !== false },
+    next_edit: { enabled: get('nextEdit.enabled') !== false },
     rewrite: {
       mode: oneOf(get('rewrite.mode'), ['auto', 'replace', 'diff'] as const, 'auto'),
       diff_threshold_lines: int(get('rewrite.diffThresholdLines'), 40, 1),

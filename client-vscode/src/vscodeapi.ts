@@ -101,6 +101,7 @@ export function applyWorkspaceEdit(edit: vscode.WorkspaceEdit): Thenable<boolean
 }
 
 type Position = { line: number; character: number };
+type Range = { start: Position; end: Position };
 
 export function selectionOf(editor: vscode.TextEditor): { anchor: Position; active: Position } {
   const { anchor, active } = editor.selection;
@@ -204,4 +205,40 @@ export function bundledLauncher(context: vscode.ExtensionContext): string | unde
 
 export function packageJson(context: vscode.ExtensionContext): any {
   return context.extension.packageJSON;
+}
+
+/** The next-edit decorations: the text an edit replaces struck through, its new text after it. */
+export function nextEditPainter(): { paint(editor: vscode.TextEditor, edits: { range: Range; oldText: string; shown: string }[]): void } & Disposable {
+  const removed = vscode.window.createTextEditorDecorationType({
+    textDecoration: 'line-through', backgroundColor: new vscode.ThemeColor('diffEditor.removedTextBackground'),
+  });
+  const added = vscode.window.createTextEditorDecorationType({
+    after: { color: new vscode.ThemeColor('editorGhostText.foreground'), fontStyle: 'italic',
+             backgroundColor: new vscode.ThemeColor('diffEditor.insertedTextBackground'), margin: '0 0 0 2px' },
+  });
+  const asRange = (r: Range) => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
+  return {
+    paint(editor, edits) {
+      editor.setDecorations(removed, edits.filter(e => e.oldText !== '').map(e => asRange(e.range)));
+      editor.setDecorations(added, edits.filter(e => e.shown !== '').map(e => ({
+        range: asRange({ start: e.range.end, end: e.range.end }), renderOptions: { after: { contentText: e.shown } },
+      })));
+    },
+    dispose() { removed.dispose(); added.dispose(); },
+  };
+}
+
+/** Put the cursor at `at` in `editor` and scroll it into view. */
+export function moveCursorInto(editor: vscode.TextEditor, at: Position): void {
+  setCursor(editor, at);
+  editor.revealRange(new vscode.Range(at.line, at.character, at.line, at.character),
+                     vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+export function onSelectionChanged(listener: (editor: vscode.TextEditor) => void): Disposable {
+  return vscode.window.onDidChangeTextEditorSelection(e => listener(e.textEditor));
+}
+
+export function onDocumentClosed(listener: (uri: string) => void): Disposable {
+  return vscode.workspace.onDidCloseTextDocument(d => listener(d.uri.toString()));
 }

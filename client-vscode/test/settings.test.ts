@@ -8,7 +8,7 @@ const reader = (values: Record<string, unknown>) => (key: string) => values[key]
 test('unset settings are sent as null: the server goes back to its command line, environment, defaults', () => {
   assert.deepEqual(toServerSettings(reader({})), {
     endpoint: null, model: null, upstream: null, exclude: null,
-    api_key_env: 'OPENAI_API_KEY', multiplex: 'auto', inline: { enabled: true },
+    api_key_env: 'OPENAI_API_KEY', multiplex: 'auto', inline: { enabled: true }, next_edit: { enabled: true },
     rewrite: { mode: 'auto', diff_threshold_lines: 40, context_tokens: 2000, presets: null },
   });
 });
@@ -16,13 +16,13 @@ test('unset settings are sent as null: the server goes back to its command line,
 test('contributed settings map to the server names', () => {
   const s = toServerSettings(reader({
     endpoint: ' ws://127.0.0.1:9/v1/responses ', model: 'scripted', upstream: 'openai', apiKeyEnv: 'MY_KEY',
-    multiplex: 'off', exclude: ['*.secret', 3], 'inline.enabled': false, 'rewrite.mode': 'diff',
+    multiplex: 'off', exclude: ['*.secret', 3], 'inline.enabled': false, 'nextEdit.enabled': false, 'rewrite.mode': 'diff',
     'rewrite.diffThresholdLines': 10, 'rewrite.contextTokens': 0,
     'rewrite.presets': [{ title: 'Shout', instruction: 'Use capitals.' }, { title: '', instruction: 'x' }, 'bad'],
   }));
   assert.deepEqual(s, {
     endpoint: 'ws://127.0.0.1:9/v1/responses', model: 'scripted', upstream: 'openai', api_key_env: 'MY_KEY',
-    multiplex: 'off', exclude: ['*.secret'], inline: { enabled: false },
+    multiplex: 'off', exclude: ['*.secret'], inline: { enabled: false }, next_edit: { enabled: false },
     rewrite: { mode: 'diff', diff_threshold_lines: 10, context_tokens: 0,
                presets: [{ title: 'Shout', instruction: 'Use capitals.' }] },
   });

@@ -116,15 +116,28 @@ async def test_a_prediction_on_the_cursor_line_is_ghost_text_and_accepting_it_co
         await ed.stop()
 
 
-async def test_nothing_to_repeat_shows_nothing_and_the_idle_pause_is_what_starts_it(tmp_path):
-    ed = await _editor(tmp_path, next_edit={"idle_ms": 60_000})
+async def test_leaving_the_edited_line_predicts_at_once_and_each_prediction_ends_with_its_figures(tmp_path):
+    ed = await _editor(tmp_path, next_edit={"idle_ms": 60_000})  # (no pause is long enough to start one)
     try:
         uri = (tmp_path / "area.py").as_uri()
         ed.open(uri, SOURCE)
         cursor = _rename_first(ed, uri, "width", "size")
-        ed.cursor(uri, cursor)  # still on the edited line: no prediction yet (the pause is a minute)
+        ed.cursor(uri, cursor)  # still on the edited line: no prediction
         ed.cursor(uri, 0)  # the cursor leaves the edited line: predicted at once
         shown = await ed.wait_until(lambda: ed.shown_next_edit(uri), "a next edit once the cursor left the line")
         assert len(shown["edits"]) == 4
+        ended = await ed.wait_until(lambda: [s["request"] for s in ed.statuses
+                                             if (s.get("request") or {}).get("kind") == "next_edit"], "its figures")
+        assert [r["outcome"] for r in ended] == ["shown"] and ended[0]["model"] == "embedded engine"
+        assert ended[0]["ms"] >= 0
+        # an edit that is no pattern (a line added): the prediction ends empty, nothing new is shown
+        notes = len(ed.next_edits)
+        end = len(ed.text(uri))
+        ed.type(uri, end, end, "note = '中文'\n")
+        ed.cursor(uri, 0)
+        empty = await ed.wait_until(lambda: [s["request"] for s in ed.statuses
+                                             if (s.get("request") or {}).get("outcome") == "empty"], "an empty prediction")
+        assert empty[0]["kind"] == "next_edit" and empty[0]["uri"] == uri
+        assert all(n["id"] == shown["id"] for n in ed.next_edits[notes:])  # (the one shown, moved on: no new one)
     finally:
         await ed.stop()

@@ -50,6 +50,8 @@ ORIGINAL = (
     "\n"
     "print(total([1, 2, 3]))\n"
 )
+NEXT_EDIT_FIXTURE = "shapes.py"
+NEXT_EDIT_ORIGINAL = "# next-edit fixture\ndef area(width, height):\n    return width * height  # 中文 😀\n"
 FROM_LINE, TO_LINE = 1, 6  # whole lines 1..5: the function
 ANSWER = (
     "def total(xs):\n"
@@ -220,6 +222,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     (OUT / "ws" / FIXTURE).write_text(ORIGINAL, encoding="utf-8")
     (OUT / "ws" / ONE_LINE_FIXTURE).write_bytes(ONE_LINE.encode())  # no line break at all
     (OUT / "ws" / AUTO_CLOSE_FIXTURE).write_bytes(AUTO_CLOSE_ORIGINAL.encode())
+    (OUT / "ws" / NEXT_EDIT_FIXTURE).write_text(NEXT_EDIT_ORIGINAL, encoding="utf-8")
 
     timings["build_s"] = await _run(["npm", "run", "package"], CLIENT, OUT / "build.log", 300)
     env = _clean_env()
@@ -287,6 +290,18 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
                 "expected": auto_close_expected,
                 "settings": {**base, "flowedit.endpoint": auto_close_gw.url},
             },
+            "nextEdit": {
+                "name": NEXT_EDIT_FIXTURE, "file": str(OUT / "ws" / NEXT_EDIT_FIXTURE),
+                "fileUri": (OUT / "ws" / NEXT_EDIT_FIXTURE).as_uri(), "marker": "next-edit fixture",
+                "line": 1, "from": NEXT_EDIT_ORIGINAL.splitlines()[1].index("width"),
+                "to": NEXT_EDIT_ORIGINAL.splitlines()[1].index("width") + len("width"),
+                "old": "width", "typed": "size", "typedAgain": "span",
+                "typedText": NEXT_EDIT_ORIGINAL.replace("width", "size", 1),
+                "expected": NEXT_EDIT_ORIGINAL.replace("width", "size"),
+                "finalText": NEXT_EDIT_ORIGINAL.replace("width", "span", 1).replace("width", "size"),
+                # the scripted stand-in answers a next edit as the embedded engine does; no ghost text
+                "settings": {**base, "flowedit.endpoint": ghost_gw.url, "flowedit.inline.enabled": False},
+            },
             "pythonSwitch": {"remote": {"flowedit.server.python": str(wrapper)}, "marker": str(marker)},
             "endpointDown": {"settings": {**base, "flowedit.endpoint": down}, "endpoint": down},
             "trace": str(OUT / "trace.jsonl"), "shots": str(OUT / "shots"), "results": str(OUT / "results.json"),
@@ -317,7 +332,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     steps = results["steps"]
     failed = {name: s.get("error", s) for name, s in steps.items() if not s.get("ok")}
     expected = {"1-ghost-text", "2-rewrite", "4-revert", "3-escape", "5-status", "6-crlf-one-line", "7-auto-close",
-                "8-hidden-mid-stream", "10-python-switch", "11-endpoint-down"}
+                "8-hidden-mid-stream", "10-python-switch", "11-endpoint-down", "12-next-edit"}
     assert not failed and expected <= steps.keys(), (
         f"steps failed or missing: {json.dumps(failed, indent=2)[:4000]}\nmissing: {expected - steps.keys()}\n"
         f"see {OUT} (e2e.log, shots/, trace.jsonl, log-*.log)")

@@ -23,8 +23,8 @@ from lsprotocol import types as lsp
 
 from flowedit.core.exclude import uri_path
 from flowedit.core.history import EditHistory
-from flowedit.core.nextedit import (NEXT_EDIT_INSTRUCTIONS, Prediction, minimal_edits, next_edit_context,
-                                    region_from_answer, reverts)
+from flowedit.core.nextedit import (NEXT_EDIT_INSTRUCTIONS, NextEditContext, Prediction, minimal_edits,
+                                    next_edit_context, region_from_answer, reverts)
 from flowedit.core.text import Document
 from flowedit.lsp import convert
 from flowedit.lsp.host import Host
@@ -53,10 +53,9 @@ class NextEdits:
         self._edited_line: dict[str, int] = {}  # the line of the last edit not yet predicted from
         self._idle: dict[str, asyncio.TimerHandle] = {}
         self._runs: dict[str, asyncio.Task] = {}
-        self.counters = {"requests": 0, "predictions": 0, "empty": 0, "rejected": 0, "interrupted": 0,
+        self.counters = {"requests": 0, "predictions": 0, "empty": 0, "rejected": 0, "stale": 0, "interrupted": 0,
                          "accepted": 0, "dismissed": 0, "typed_over": 0, "failed": 0}
         self._made: dict[str, int] = {}  # per document: the last prediction the user made in full
-        self.latency_ms: list[float] = []  # edit -> prediction shown, per prediction (the benchmark reads it)
 
     # ------------------------------------------------------------------ documents
     def opened(self, doc: Document) -> None:
@@ -139,34 +138,39 @@ class NextEdits:
                                 s.region_tokens, s.context_tokens)
         create = wire.ResponseCreate(input=ctx.prompt(), instructions=NEXT_EDIT_INSTRUCTIONS,
                                      max_output_tokens=s.max_tokens, flowedit=ctx.extension(s.max_tokens))
+        figures: dict[str, Any] = {}
+        outcome = "failed"
         try:
             answer, figures = await self._ask(create)
+            outcome = self._conclude(doc, ctx, answer, cursor, {**figures, "ms": round((loop.time() - edit_at) * 1000, 1)})
         except asyncio.CancelledError:
+            outcome = "interrupted"  # (a newer edit took over: counted where it was stopped)
             raise
         except (ModelFailure, RuntimeError) as exc:
-            self.counters["failed"] += 1
             log.info("next-edit prediction failed: %s", exc)
-            return
+        finally:
+            if outcome != "interrupted":
+                self.counters["predictions" if outcome == "shown" else outcome] += 1
+                self.host.send_status(request={"kind": "next_edit", "uri": doc.uri, "outcome": outcome,
+                                               "ms": round((loop.time() - edit_at) * 1000, 1), **figures})
+
+    def _conclude(self, doc: Document, ctx: NextEditContext, answer: str, cursor: int, meta: dict[str, Any]) -> str:
+        """Turn the model's answer into the prediction shown (or not): the outcome, in a word."""
         if doc.version != ctx.version or self.host.docs.get(doc.uri) is not doc:
-            return  # (a change came while it ran; the next pause asks again)
+            return "stale"  # (a change came while it ran; the next pause asks again)
         region = region_from_answer(answer, ctx.before, ctx.after, ctx.region) if answer.strip() else None
         edits = minimal_edits(ctx.region, region, ctx.region_start) if region is not None else []
         if region is None or not edits:
-            self.counters["empty"] += 1
-            return
+            return "empty"
         if reverts(edits, doc.text, ctx.last_edit):
-            self.counters["rejected"] += 1
             log.info("a next-edit prediction that undoes the last edit was not shown")
-            return
-        prediction = Prediction(next(_ids), doc.uri, edits, doc.version, cursor=cursor,
-                                meta={**figures, "ms": round((loop.time() - edit_at) * 1000, 1)})
+            return "rejected"
+        prediction = Prediction(next(_ids), doc.uri, edits, doc.version, cursor=cursor, meta=meta)
         self._drop(doc.uri, "replaced", tell=False)
         self.predictions[doc.uri] = prediction
         doc.observers.append(prediction)
-        self.counters["predictions"] += 1
-        self.latency_ms.append(prediction.meta["ms"])
-        del self.latency_ms[:-1000]
         self._tell(doc, prediction)
+        return "shown"
 
     async def _ask(self, create: wire.ResponseCreate) -> tuple[str, dict[str, Any]]:
         """The model's whole answer to `create` (its lane interrupted if this is cancelled) and its figures."""
