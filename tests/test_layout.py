@@ -25,6 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "engines": {"core", "model.wire", "model.transport"},
     "lsp": {"core", "model", "engines.factory"},
     "editor": {"core"},
+    "quality": {"core", "editor"},
     "logs": {"core.redact"},
     "cli": {"*"},
 }

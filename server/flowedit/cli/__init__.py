@@ -1,4 +1,4 @@
-"""`flowedit` command line: `lsp` (stdio language server), `serve` (WebSocket gateway), `demo`, `bench`."""
+"""`flowedit` command line: `lsp` (stdio language server), `serve` (WebSocket gateway), `demo`, `eval`, `bench`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ COMMANDS = {  # name: (help, the module whose add_arguments defines it)
     "serve": ("serve the Responses WebSocket protocol", "flowedit.engines.serve"),
     "lsp": ("run the language server over stdio", "flowedit.lsp.main"),
     "demo": ("run the whole path in this terminal", "flowedit.cli.demo"),
+    "eval": ("measure how good the suggestions are, through the real server", "flowedit.quality.run"),
 }
 
 

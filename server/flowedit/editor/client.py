@@ -35,6 +35,7 @@ from flowedit.core.text import Change, Document, Encoding, Position
 __all__ = ["AppliedEdit", "EditorClient", "InlineAnswer", "RewriteWatch", "SERVER_COMMAND", "ServerGone"]
 
 STATUS = "flowedit/status"
+NEXT_EDIT, CURSOR = "flowedit/nextEdit", "flowedit/cursor"
 T = TypeVar("T")
 SERVER_COMMAND = (sys.executable, "-m", "flowedit.cli", "lsp", "--log-level", "WARNING")
 STOP_TIMEOUT_S = 5.0
@@ -63,6 +64,7 @@ class EditorClient:
         self.docs: dict[str, Document] = {}
         self.applied = self.refused = 0
         self.messages, self.progress, self.statuses = [], [], []
+        self.next_edits: list[dict[str, Any]] = []  # every flowedit/nextEdit, with `at` (time.perf_counter())
         self._news = asyncio.Event()
         self.questions: list[str] = []  # window/showMessageRequest texts, answered by `answer`
         self.answer: Callable[[str, list[str]], str | None] = lambda message, actions: None  # dismissed
@@ -166,6 +168,12 @@ class EditorClient:
         self._client.text_document_did_change(lsp.DidChangeTextDocumentParams(
             text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
             content_changes=[lsp.TextDocumentContentChangePartial(range=edit_range, text=text)]))
+
+    def cursor(self, uri: str, offset: int) -> None:
+        """The cursor moved to `offset` (`flowedit/cursor`, as flowedit's editor packages say it)."""
+        position = self.position(uri, offset)
+        self._client.protocol.notify(CURSOR, {"uri": uri, "position": {"line": position.line,
+                                                                        "character": position.character}})
 
     async def until(self, predicate: Callable[[], T], timeout: float = 30) -> T:
         """`predicate()`'s value once it is true: checked now and after each message, question, status and
@@ -314,6 +322,11 @@ class EditorClient:
             self._news.set()
             self._end_watch(self.statuses[-1])
 
+        @client.feature(NEXT_EDIT)
+        def next_edit(params: Any) -> None:
+            self.next_edits.append({**plain(params), "at": time.perf_counter()})
+            self._news.set()
+
         @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
         def progress_create(params: lsp.WorkDoneProgressCreateParams) -> None:
             return None
@@ -323,6 +336,7 @@ class EditorClient:
             message = plain(params.value).get("message") if params.value is not None else None
             if message:
                 self.progress.append(message)
+                self._news.set()
 
         @client.feature(lsp.WINDOW_SHOW_MESSAGE)
         def show_message(params: lsp.ShowMessageParams) -> None:

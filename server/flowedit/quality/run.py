@@ -1,0 +1,195 @@
+"""`flowedit eval`: the cases of a suite asked of a configured endpoint through the real server.
+
+The code is copied into a temporary folder without second copies of a file (vendored ones), and the
+embedded engine learns from nothing else (no corpus: the library's copy in site-packages cannot leak the
+answer); the holes are in the documents the editor opens, and the engine leaves an open document's
+indexed copy out. `flowedit lsp` runs over stdio
+with `flowedit.editor.client.EditorClient` as the editor: each hole is opened and ghost text asked for at
+its cursor (invoked); each next-edit case is opened, its hunk typed, and the prediction that follows
+(the default idle pause) read from `flowedit/nextEdit`. Figures per kind: exact match, characters saved,
+edit similarity, latency p50/p95 — a table, and with --json the whole run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from flowedit.core.text import Position
+from flowedit.quality import cases as case_builders
+from flowedit.quality.cases import Hole, NextEditCase
+from flowedit.quality.metrics import Outcome, summarize, table
+from flowedit.quality.suite import SUITE, SUITE_OLD, SUITE_VERSION, SuiteError, default_changes, git_changes, \
+    installed_suite, repo_sources, without_copies
+
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flowedit" / "eval"
+KINDS = ("body", "line", "span", "next-edit")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", type=Path, default=None,
+                        help=f"a repository to punch holes in (its git history gives the next edits); default: "
+                        f"the held-out suite, {SUITE} {SUITE_VERSION} and its change from {SUITE_OLD}")
+    parser.add_argument("--cases", type=int, default=40, help="completion cases of each kind (body, line, span)")
+    parser.add_argument("--next-edits", type=int, default=40, help="next-edit cases")
+    parser.add_argument("--quick", action="store_true", help="5 cases of each kind: proves the harness (CI)")
+    parser.add_argument("--endpoint", default=None, help="a Responses WebSocket endpoint (default: the embedded engine)")
+    parser.add_argument("--model", default=None, help="the model to ask at --endpoint")
+    parser.add_argument("--settings", type=json.loads, default={},
+                        help="more server settings as JSON, e.g. '{\"upstream\": \"http://127.0.0.1:11434\"}'")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--wait-ms", type=float, default=3000, help="how long a next edit may take to come")
+    parser.add_argument("--json", type=Path, default=None, help="write every case's outcome and the figures here")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.quick:
+        args.cases, args.next_edits = 5, 5
+    try:
+        if args.repo is not None:
+            root = args.repo.resolve()
+            if not root.is_dir():
+                raise SuiteError(f"--repo {args.repo}: not a folder")
+            sources, changes, suite = without_copies(repo_sources(root)), git_changes(root), f"repository {root}"
+        else:
+            sources, suite = installed_suite(), f"{SUITE} {SUITE_VERSION} (held out)"
+            try:
+                changes = default_changes(CACHE)
+                suite += f", next edits {SUITE_OLD} → {SUITE_VERSION}"
+            except SuiteError as exc:
+                print(f"flowedit eval: next edits left out: {exc}", file=sys.stderr)
+                changes = []
+    except SuiteError as exc:
+        print(f"flowedit eval: {exc}", file=sys.stderr)
+        return 2
+    holes = case_builders.holes(sources, args.cases, args.seed)
+    nes_pool = [c for path, old, new in changes for c in case_builders.next_edits(path, old, new)]
+    nes = case_builders.sample(nes_pool, args.next_edits, args.seed)
+    if not holes and not nes:
+        print(f"flowedit eval: no case in {suite} (no Python file with a function or a line to complete)",
+              file=sys.stderr)
+        return 2
+    settings: dict[str, Any] = {**args.settings, "inline": {"speculate": False, **args.settings.get("inline", {})}}
+    if args.endpoint:
+        settings["endpoint"] = args.endpoint
+    if args.model:
+        settings["model"] = args.model
+    if not settings.get("endpoint") and not settings.get("upstream"):
+        settings["embedded"] = {"corpus": [], **settings.get("embedded", {})}  # nothing but the copy, unless asked
+    engine = settings.get("endpoint") or settings.get("upstream") or "embedded"
+    print(f"flowedit eval: {suite}; {len(holes)} holes, {len(nes)} next edits (of {len(nes_pool)}); engine {engine}",
+          flush=True)
+    started = time.perf_counter()
+    outcomes = asyncio.run(_run(sources, holes, nes, settings, args.wait_ms / 1000))
+    summaries = [summarize(kind, outcomes) for kind in KINDS if any(o.kind == kind for o in outcomes)]
+    print(table(engine, summaries))
+    print(f"({time.perf_counter() - started:.1f} s; exact match: the suggestion is the hole's text; chars saved: "
+          "its correct beginning; edit similarity: 1 - edit distance / length; latency: request to answer, "
+          "for next edits the change to the prediction, the idle pause included)")
+    if args.json is not None:
+        args.json.write_text(json.dumps({
+            "suite": suite, "engine": engine, "settings": settings,
+            "summaries": [s.as_dict() for s in summaries],
+            "cases": [{"kind": o.kind, "id": o.case_id, "expected": o.expected, "got": o.got,
+                       "latency_ms": o.latency_ms, "exact": o.exact, "similarity": round(o.similarity, 3)}
+                      for o in outcomes]}, indent=1, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+async def _run(sources: list[tuple[str, str]], holes: list[Hole], nes: list[NextEditCase], settings: dict[str, Any],
+               wait_s: float) -> list[Outcome]:
+    from flowedit.editor.client import EditorClient
+
+    folder = Path(tempfile.mkdtemp(prefix="flowedit-eval-"))
+    try:
+        for path, text in sources:
+            target = folder / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        env = {**os.environ, "FLOWEDIT_ENDPOINT": ""} if not settings.get("endpoint") else None
+        async with EditorClient(settings, root_uri=folder.as_uri(), env=env) as editor:
+            await _index_ready(editor)
+            outcomes = [await _hole(editor, folder, hole) for hole in holes]
+            outcomes += [await _next_edit(editor, folder, case, wait_s) for case in nes]
+        return outcomes
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def _index_ready(editor, timeout: float = 120) -> None:  # noqa: ANN001
+    """The embedded engine's index is built (its progress says so); other engines have none to wait for."""
+    if editor.settings.get("endpoint") or editor.settings.get("upstream"):
+        return
+    try:
+        await editor.until(lambda: any(m.startswith(("Indexed", "Ready")) for m in editor.progress), timeout)
+    except Exception:  # noqa: BLE001 - a server that says nothing still answers: measured as it is
+        print("flowedit eval: the embedded engine said nothing of its index; measuring anyway", file=sys.stderr)
+
+
+async def _hole(editor, folder: Path, hole: Hole) -> Outcome:  # noqa: ANN001
+    uri = (folder / hole.path).as_uri()
+    editor.open(uri, hole.text)
+    try:
+        answer = await editor.inline(uri, hole.offset, invoked=True)
+    finally:
+        editor.close(uri)
+    return Outcome(hole.kind, hole.id, hole.expected, answer.text, answer.latency_ms)
+
+
+async def _next_edit(editor, folder: Path, case: NextEditCase, wait_s: float) -> Outcome:  # noqa: ANN001
+    uri = (folder / case.path).as_uri()
+    editor.open(uri, case.before)
+    notes, statuses = len(editor.next_edits), len(editor.statuses)
+    try:
+        sent = time.perf_counter()
+        editor.type(uri, case.start, case.end, case.typed)
+
+        def ended() -> bool:
+            return any((s.get("request") or {}).get("kind") == "next_edit" and (s["request"].get("uri") == uri)
+                       for s in editor.statuses[statuses:])
+        try:
+            await editor.until(ended, wait_s)
+        except Exception:  # noqa: BLE001 - no answer in time: nothing shown
+            pass
+        shown = next((n for n in reversed(editor.next_edits[notes:]) if n["uri"] == uri and n["edits"]), None)
+        got, latency = None, None
+        if shown is not None:
+            doc = editor.docs[uri]
+            text = doc.text
+            # (one document's edits all refer to the text before them: made last first, an insertion
+            # at an edit's start after that edit)
+            for edit in reversed(sorted(shown["edits"], key=lambda e: (
+                    e["range"]["start"]["line"], e["range"]["start"]["character"],
+                    e["range"]["end"]["line"], e["range"]["end"]["character"]))):
+                start = doc.offset_at(Position(**edit["range"]["start"]), editor.encoding)
+                end = doc.offset_at(Position(**edit["range"]["end"]), editor.encoding)
+                text = text[:start] + edit["newText"] + text[end:]
+            got, latency = text, (shown["at"] - sent) * 1000
+        # scored against the right answer closest to it: the next hunk, or it and the ones after it
+        windows = [_windows(case.after_typing, target, got) for target in (case.expected, *case.further)]
+        expected, got = max(windows, key=lambda w: Outcome("next-edit", "", w[0], w[1], None).similarity)
+    finally:
+        editor.close(uri)
+    return Outcome("next-edit", case.id, expected, got, latency)
+
+
+def _windows(base: str, expected: str, got: str | None) -> tuple[str, str | None]:
+    """The parts of `expected` and `got` that differ from `base` (and from each other): what the edit is."""
+    texts = [base, expected] + ([got] if got is not None else [])
+    head = 0
+    while all(head < len(t) for t in texts) and len({t[head] for t in texts}) == 1:
+        head += 1
+    tail = 0
+    while all(tail < len(t) - head for t in texts) and len({t[len(t) - 1 - tail] for t in texts}) == 1:
+        tail += 1
+    cut = lambda t: t[head : len(t) - tail]  # noqa: E731
+    return cut(expected), (cut(got) if got is not None else None)

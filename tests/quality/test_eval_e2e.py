@@ -1,0 +1,74 @@
+"""`flowedit eval` end to end: the real `flowedit lsp` over stdio, the embedded engine, real files — a git
+repository's holes and history, the held-out default suite, and the copies that would leak an answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from flowedit.quality import run as eval_run
+from flowedit.quality.cases import lines
+from flowedit.quality.suite import without_copies
+
+SECRET = 'def f():\n    return 1\n\nTOKEN = "qz7-unique-value-81"  # 中文\n'
+
+
+def _ask(sources: list[tuple[str, str]]) -> str | None:
+    [hole] = [h for h in lines("pkg/tokens.py", SECRET) if "TOKEN" in h.expected]
+    settings = {"embedded": {"corpus": []}, "inline": {"speculate": False}}
+    [outcome] = asyncio.run(eval_run._run(sources, [hole], [], settings, 1.0))
+    return outcome.got
+
+
+def test_a_vendored_copy_would_hand_the_engine_the_answer_and_the_run_leaves_copies_out():
+    sources = [("pkg/tokens.py", SECRET), ("third_party/pkg/tokens.py", SECRET), ("pkg/other.py", "x = 1\n")]
+    leaked = _ask(sources)
+    assert leaked is not None and "qz7-unique-value-81" in leaked  # (so the check below can fail)
+    assert without_copies(sources) == [("pkg/other.py", "x = 1\n"), ("pkg/tokens.py", SECRET)]
+    kept = _ask(without_copies(sources))
+    assert kept is None or "qz7-unique-value-81" not in kept
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def test_eval_on_a_git_repository_scores_holes_and_the_next_edit_of_its_last_commit(tmp_path: Path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.invalid")
+    _git(repo, "config", "user.name", "t")
+    old = ("def total(count, items):\n    \"\"\"Sum of the first items, 中文.\"\"\"\n    picked = items[:count]\n"
+           + "".join(f"    step_{i} = len(picked) + {i}\n" for i in range(8))
+           + "    return sum(picked) * count\n")
+    (repo / "calc.py").write_text(old, encoding="utf-8")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "one")
+    (repo / "calc.py").write_text(old.replace("count", "limit"), encoding="utf-8")  # a rename: two hunks
+    _git(repo, "commit", "-qam", "rename")
+    out = tmp_path / "eval.json"
+    done = subprocess.run([sys.executable, "-m", "flowedit.cli", "eval", "--repo", str(repo), "--quick",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| embedded | next-edit |" in done.stdout and "| embedded | line |" in done.stdout, done.stdout
+    result = json.loads(out.read_text(encoding="utf-8"))
+    kinds = {s["kind"]: s for s in result["summaries"]}
+    assert set(kinds) == {"body", "line", "span", "next-edit"}
+    # the rename typed in the signature: the embedded engine repeats it where `count` recurs
+    nes = [c for c in result["cases"] if c["kind"] == "next-edit"]
+    assert nes and all(c["exact"] for c in nes), nes
+    assert kinds["next-edit"]["exact"] == len(nes) and kinds["next-edit"]["p50_ms"] > 0
+
+
+def test_eval_quick_runs_the_held_out_default_suite():
+    """CI's proof of the harness: `flowedit eval --quick` on the pinned library and its older release."""
+    done = subprocess.run([sys.executable, "-m", "flowedit.cli", "eval", "--quick"], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "more-itertools 10.7.0 (held out), next edits 10.5.0 → 10.7.0" in done.stdout, (done.stdout, done.stderr)
+    for kind in ("body", "line", "span", "next-edit"):
+        assert f"| embedded | {kind} | 5 |" in done.stdout, done.stdout
