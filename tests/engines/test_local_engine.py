@@ -202,3 +202,26 @@ def test_the_index_build_tells_its_progress(tmp_path: Path) -> None:
     engine = LocalEngine(LocalSettings(workspace=tmp_path), progress=lambda files, tokens: told.append((files, tokens)))
     assert [files for files, _ in told] == [1, 2]
     assert told[-1][1] == engine.index.stats.tokens
+
+
+async def _next_edit(engine: LocalEngine, **ext: object) -> str:
+    from flowedit.model import wire
+
+    request = wire.ResponseCreate(input="", flowedit={"task": "next_edit", "path": "app.py", "before": "", "after": "",
+                                                      **ext})
+    return "".join([piece async for piece in engine.stream(request)])
+
+
+async def test_a_next_edit_repeats_the_last_edit_else_continues_the_line_being_written(engine: LocalEngine) -> None:
+    region = "def shout(text, times):\n    loud = text.upper()\n    return text.upper() + '!'\n"
+    renamed = await _next_edit(engine, region=region.replace("text, times", "words, times"), cursor=10,
+                               last_edit={"old": "def shout(text, times):", "new": "def shout(words, times):"})
+    assert renamed == "def shout(words, times):\n    loud = words.upper()\n    return words.upper() + '!'\n"
+    # an edit that recurs nowhere, leaving the cursor at the end of a line it was writing: the ∞-gram goes on
+    writing = "def shout(text):\n    return text.\n"
+    continued = await _next_edit(engine, region=writing, cursor=writing.index(".\n") + 1,
+                                 last_edit={"old": "    return text", "new": "    return text."})
+    assert continued == "def shout(text):\n    return text.upper() + \"!\"\n"
+    # the cursor before text of its line (not writing at its end): no prediction
+    assert await _next_edit(engine, region=writing, cursor=writing.index("text."),
+                            last_edit={"old": "    return text", "new": "    return text."}) == ""

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+
+import pytest
 from typing import Any, AsyncIterator
 
 from lsprotocol import types as lsp
@@ -35,8 +37,8 @@ async def renamed(tmp_path: Path) -> AsyncIterator[tuple[Editor, str, dict]]:
         await ed.stop()
 
 
-async def _editor(tmp_path: Path, **settings: Any) -> Editor:
-    editor = Editor(inline=True)
+async def _editor(tmp_path: Path, behaviour: str = "vscode", **settings: Any) -> Editor:
+    editor = Editor(inline=True, behaviour=behaviour)
     await editor.start({"next_edit": {"idle_ms": 50}, **settings}, env={"FLOWEDIT_ENDPOINT": ""},
                        root_uri=tmp_path.as_uri())
     return editor
@@ -112,6 +114,26 @@ async def test_a_prediction_on_the_cursor_line_is_ghost_text_and_accepting_it_co
         assert [(e["oldText"], e["newText"]) for e in shown["edits"]] == [("add", "sum")] * 2
         items = await ed.ghost(uri, 0)
         assert all(i.command is None or i.command.command != "flowedit.nextEditAccepted" for i in items)
+    finally:
+        await ed.stop()
+
+
+@pytest.mark.parametrize("behaviour", ["nvim07", "eglot"])
+async def test_editors_that_report_changes_late_or_merged_get_the_same_next_edit(tmp_path, behaviour):
+    """Neovim 0.7 merges changes into one didChange after 150 ms and jumps versions by several ticks;
+    Eglot reports them only when idle (0.5 s): the prediction comes once they arrive, for their version."""
+    ed = await _editor(tmp_path, behaviour)
+    try:
+        uri = (tmp_path / "area.py").as_uri()
+        ed.open(uri, SOURCE)
+        _rename_first(ed, uri, "width", "size")
+        shown = await ed.wait_until(lambda: ed.shown_next_edit(uri), "a next edit")
+        assert [e["oldText"] for e in shown["edits"]] == ["width"] * 4
+        assert shown["version"] == ed.docs[uri].version  # for the text the editor has
+        result = await ed.command("flowedit.acceptNextEdit", {"uri": uri, "id": shown["id"]})
+        ed.flush()
+        assert result["applied"] is True
+        await ed.wait_until(lambda: ed.text(uri) == RENAMED, "the next edit in the editor's text")
     finally:
         await ed.stop()
 

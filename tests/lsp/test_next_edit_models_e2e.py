@@ -72,3 +72,27 @@ async def test_a_zeta_model_behind_an_openai_compatible_server_answers_through_t
             await ed.stop()
     assert [(e["oldText"], e["newText"]) for e in shown["edits"]] == [("", "        self.h = h\n")]
     assert all(s.path == "/v1/completions" for s in fake.seen)
+
+
+async def test_an_edit_the_model_has_written_past_is_shown_before_the_answer_ends():
+    long_tail = "".join(f"    value_{i} = {i}  # 中文\n" for i in range(60))
+    text = "def area(w):\n    return w * w\n" + long_tail
+    answer = "def area(w, h):\n    return w * h\n" + long_tail  # the first lines change, then ~600 tokens as they are
+    engine = Recording("(other requests)", rate=400, next_edit_text=answer)
+    async with Gateway(engine) as gateway:
+        ed = Editor(inline=True)
+        await ed.start({"endpoint": gateway.url, "next_edit": {"idle_ms": 30, "region_tokens": 2000}})
+        try:
+            ed.open(URI, text)
+            ed.type(URI, len("def area(w"), len("def area(w"), "!")  # any edit: the stand-in answers the same
+            first = await ed.wait_until(lambda: ed.shown_next_edit(URI), "the first edits, while it streams")
+            streaming = not any((s.get("request") or {}).get("kind") == "next_edit" for s in ed.statuses)
+            final = await ed.wait_until(lambda: [s["request"] for s in ed.statuses
+                                                 if (s.get("request") or {}).get("kind") == "next_edit"], "its end")
+            last = ed.shown_next_edit(URI)
+        finally:
+            await ed.stop()
+    assert streaming, "the first edits came only with the end of the answer"
+    assert final[0]["outcome"] == "shown" and first["ms"] < final[0]["ms"] - 500
+    assert [(e["oldText"], e["newText"]) for e in first["edits"]] == [("!", ", h"), ("w", "h")]
+    assert [(e["oldText"], e["newText"]) for e in last["edits"]] == [("!", ", h"), ("w", "h")]

@@ -189,6 +189,31 @@ def _line_edits(old: str, new: str, at: int) -> list[Change]:
     return out
 
 
+def settled_region(answer: str, region: str) -> str | None:
+    """The region as a model's answer still streaming has settled it: its complete lines so far, up to
+    where they match the region's own lines again, and the region's lines after that as they are; None
+    while nothing is settled (no complete line yet, or the answer is not back on the region's lines).
+    An edit is shown as soon as the model has written past it."""
+    text = answer.split(REGION_START, 1)[1].lstrip("\n") if REGION_START in answer else answer
+    if REGION_END in text:
+        return None  # (complete: the final answer says it all)
+    if text.startswith("```"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+    text = text[: text.rfind("\n") + 1].replace(CURSOR, "")
+    a, r = split_lines(text), split_lines(region)
+    if not a:
+        return None
+    ops = difflib.SequenceMatcher(None, r, a, autojunk=False).get_opcodes()
+    while ops and ops[-1][0] == "delete" and ops[-1][3] == len(a):
+        ops.pop()  # (the region's lines the answer has not reached yet)
+    if not ops:
+        return None
+    tag, _, r_end, _, a_end = ops[-1]
+    if tag != "equal" or a_end != len(a) or len(ops) == 1:
+        return None
+    return "".join(a) + "".join(r[r_end:])
+
+
 def minimal_edits(old: str, new: str, at: int = 0) -> list[Change]:
     """The smallest edits that turn `old` into `new`: a line diff, a block that changes as many lines as
     it replaces diffed line by line and word by word, any other block trimmed to the characters that
@@ -295,11 +320,13 @@ def last_change_pattern(event: EditEvent) -> tuple[str, str] | None:
     """What the last edit replaced and with what, as a pattern worth repeating: the differing span
     widened to whole identifiers (`count` → `counter`, not `` → `er`), and widened to the neighbouring
     characters while it holds fewer than 3 non-blank characters; None for an edit that is no pattern (lines
-    added or removed, only blanks changed)."""
+    added or removed, only blanks changed, text written at the end of a line)."""
     old, new = event.old, event.new
     if old.count("\n") != new.count("\n") or old.split() == new.split():
         return None
     head, tail = common_ends(old, new)
+    if head == len(old) and "\n" not in new[head:]:
+        return None  # text added at the end of the line: the user is writing, not changing a pattern
     lo, old_hi, new_hi = _grow_to_words(old, new, head, len(old) - tail, len(new) - tail)
     while len(old[lo:old_hi].strip()) < 3 and (lo > 0 or old_hi < len(old)):
         if old_hi < len(old):

@@ -17,15 +17,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from lsprotocol import types as lsp
 
 from flowedit.core.exclude import uri_path
 from flowedit.core.history import EditHistory
 from flowedit.core.nextedit import (NEXT_EDIT_INSTRUCTIONS, NextEditContext, Prediction, minimal_edits,
-                                    next_edit_context, region_from_answer, reverts)
-from flowedit.core.text import Document
+                                    next_edit_context, region_from_answer, reverts, settled_region)
+from flowedit.core.text import Change, Document
 from flowedit.lsp import convert
 from flowedit.lsp.host import Host
 from flowedit.lsp.links import answered_by
@@ -140,8 +140,19 @@ class NextEdits:
                                      max_output_tokens=s.max_tokens, flowedit=ctx.extension(s.max_tokens))
         figures: dict[str, Any] = {}
         outcome = "failed"
+        shown: list[Change] = []
+
+        def streaming(answer: str) -> None:  # an edit the model has written past is shown at once
+            nonlocal shown
+            region = settled_region(answer, ctx.region)
+            edits = minimal_edits(ctx.region, region, ctx.region_start) if region is not None else []
+            if edits and edits != shown and doc.version == ctx.version and not reverts(edits, doc.text, ctx.last_edit):
+                shown = edits
+                self._show(doc, Prediction(next(_ids), doc.uri, edits, doc.version, cursor=cursor, meta={
+                    "ms": round((loop.time() - edit_at) * 1000, 1), "streaming": True}))
+
         try:
-            answer, figures = await self._ask(create)
+            answer, figures = await self._ask(create, streaming)
             outcome = self._conclude(doc, ctx, answer, cursor, {**figures, "ms": round((loop.time() - edit_at) * 1000, 1)})
         except asyncio.CancelledError:
             outcome = "interrupted"  # (a newer edit took over: counted where it was stopped)
@@ -165,15 +176,23 @@ class NextEdits:
         if reverts(edits, doc.text, ctx.last_edit):
             log.info("a next-edit prediction that undoes the last edit was not shown")
             return "rejected"
-        prediction = Prediction(next(_ids), doc.uri, edits, doc.version, cursor=cursor, meta=meta)
+        current = self.live(doc.uri)
+        if current is not None and current.edits == edits and current.meta.get("streaming"):
+            current.meta = meta  # (shown while it streamed, the same edits: the same prediction, no redraw)
+            return "shown"
+        self._show(doc, Prediction(next(_ids), doc.uri, edits, doc.version, cursor=cursor, meta=meta))
+        return "shown"
+
+    def _show(self, doc: Document, prediction: Prediction) -> None:
+        """`prediction` replaces the one shown for `doc`, and the editor is told."""
         self._drop(doc.uri, "replaced", tell=False)
         self.predictions[doc.uri] = prediction
         doc.observers.append(prediction)
         self._tell(doc, prediction)
-        return "shown"
 
-    async def _ask(self, create: wire.ResponseCreate) -> tuple[str, dict[str, Any]]:
-        """The model's whole answer to `create` (its lane interrupted if this is cancelled) and its figures."""
+    async def _ask(self, create: wire.ResponseCreate, streaming: Callable[[str], None]) -> tuple[str, dict[str, Any]]:
+        """The model's whole answer to `create` (its lane interrupted if this is cancelled) and its figures;
+        `streaming` sees the answer so far whenever a line of it is complete."""
         link, model = await self.host.link("next_edit")
         lane = await link.request(create.model_copy(update={"model": model}))
         text = []
@@ -181,6 +200,8 @@ class NextEdits:
             async for event in lane:
                 if isinstance(event, wire.OutputTextDelta) and event.delta:
                     text.append(event.delta)
+                    if "\n" in event.delta:
+                        streaming("".join(text))
         except asyncio.CancelledError:
             if not lane.done:
                 asyncio.ensure_future(quiet_interrupt(lane, "next-edit"))

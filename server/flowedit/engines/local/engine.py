@@ -12,7 +12,8 @@ A request is answered like this:
 4. `fim.FimStop` ends it at the end of the line or block, or where the suffix resumes.
 
 Same index + same request → same completion. A next edit (task "next_edit") is predicted without a model:
-the last edit made again wherever its pattern recurs in the editable region (core/nextedit.py). Rewrites (a free-text instruction) need a language
+the last edit made again wherever its pattern recurs in the editable region (core/nextedit.py), else, when
+the edit left the cursor at the end of a line it was writing, that line continued by the ∞-gram. Rewrites (a free-text instruction) need a language
 model: they are refused with an `unsupported` error naming the settings that enable them.
 """
 
@@ -154,6 +155,23 @@ class LocalEngine:
                 break
         yield from stop.finish()
 
+    def _continued_region(self, ext: dict[str, Any]) -> str:
+        """Where the last edit left the cursor at the end of a line it was writing, the editable region with
+        that line continued by the ∞-gram (as a completion would); "" (no prediction) anywhere else."""
+        region, cursor, path = ext.get("region"), ext.get("cursor"), ext.get("path")
+        before, after = ext.get("before", ""), ext.get("after", "")
+        if not (isinstance(region, str) and isinstance(cursor, int) and isinstance(before, str)
+                and isinstance(after, str) and 0 <= cursor <= len(region)) or not ext.get("last_edit"):
+            return ""
+        line_start = region.rfind("\n", 0, cursor) + 1
+        line_end = region.find("\n", cursor)
+        rest = region[cursor : len(region) if line_end == -1 else line_end]
+        if rest.strip() or not region[line_start:cursor].strip():
+            return ""
+        text = "".join(self.complete(before + region[:cursor], region[cursor:] + after,
+                                     path if isinstance(path, str) else None))
+        return region[:cursor] + text + region[cursor:] if text.strip() else ""
+
     async def stream(self, request: wire.ResponseCreate) -> AsyncIterator[str]:
         """Answer a `response.create`: a completion for `flowedit.task == "complete"` (or no task:
         `input` is the prefix), a next edit for "next_edit"; `EngineError("unsupported")`
@@ -162,8 +180,8 @@ class LocalEngine:
         task = ext.get("task")
         if task == "rewrite":
             raise EngineError("unsupported", REWRITE_UNSUPPORTED, status=400)
-        if task == "next_edit":  # no model: the last edit made again where its pattern recurs
-            yield repeated_edit_answer(ext)
+        if task == "next_edit":  # no model: the last edit made again where its pattern recurs, else the ∞-gram
+            yield repeated_edit_answer(ext) or self._continued_region(ext)
             return
         if task not in (None, "complete"):
             raise EngineError("unsupported", f"the embedded engine does not know the task {task!r}; "
