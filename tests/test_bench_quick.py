@@ -20,6 +20,8 @@ FIGURES = {
                  "server keystroke + round trip", "difference", "open documents of 10,000 lines", "× the text"],
     "engine": ["build:", "index:", "generation:", "requests:", "incremental update"],
     "gateway": ["KiB/conn", "lanes/s", "ttft p50 ms", "served/s"],
+    "nextedit": ["edit → shown p50 ms", "embedded, idle pause", "embedded, cursor leaves the line",
+                 "model stand-in", "whole answer p50 ms"],
     "responsive": ["index building", "index built", "probes", "ghost text", "slowest probe"],
     "rewrite": ["ttft ms", "tok→edit ms", "total ms", "tail ms", "achieved tok/s", "plot written to"],
     "soak": ["start", "end", "RSS", "socket drops"],

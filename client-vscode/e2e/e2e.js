@@ -534,13 +534,18 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     r.ms = shown.ms;
     r.textWhileShown = currentText(n.fileUri, n.file);
     // what the page draws: the old text with a line through it, the new text in the ::after of a decoration
-    r.drawn = await page.evaluate(() => {
+    // (the decorations render a frame or more after the extension set them)
+    const drawn = () => page.evaluate(() => {
       const spans = [...document.querySelectorAll('.editor-instance .view-line span span')];
       return {
         struck: spans.filter(el => getComputedStyle(el).textDecorationLine.includes('line-through')).map(el => el.textContent),
         after: spans.map(el => getComputedStyle(el, '::after').content).filter(c => c && c !== 'none' && c !== 'normal'),
       };
     });
+    r.drawn = await until('the decorations in the page', async () => {
+      const d = await drawn();
+      return d.struck.includes(n.old) && d.after.some(c => c.includes(n.typed)) ? d : false;
+    }, 5000).catch(drawn);
     r.shot = await shot(page, '12-next-edit-shown');
     const jumpMark = trace().length;
     await page.keyboard.press('Tab');

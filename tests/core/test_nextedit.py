@@ -201,3 +201,14 @@ def test_a_streaming_answer_settles_the_edits_it_has_written_past():
     assert settled_region(f"a = 10\nb = 2  # 中文\nc = 3\nd = 4\n{REGION_END}", region) is None  # complete: final
     inserted = settled_region("a = 1\n    extra()\nb = 2  # 中文\n", region)
     assert inserted == "a = 1\n    extra()\nb = 2  # 中文\nc = 3\nd = 4\n"
+
+
+def test_a_parameter_renamed_in_a_signature_is_renamed_in_its_own_function_only():
+    region = ("def area(size, height):\n    scaled = width * 2\n\n    return width * height\n\n\n"
+              "def other(width):\n    return width\n")
+    assert repeat_last_edit(region, EditEvent(0.0, 0, "def area(width, height):", "def area(size, height):")) == (
+        "def area(size, height):\n    scaled = size * 2\n\n    return size * height\n\n\n"
+        "def other(width):\n    return width\n")
+    braces = "function f(size) {\n  return width + 1;\n}\nfunction g(width) {\n  return width;\n}\n"
+    assert repeat_last_edit(braces, EditEvent(0.0, 0, "function f(width) {", "function f(size) {")) == \
+        braces.replace("return width + 1", "return size + 1")

@@ -53,7 +53,7 @@
 (add-hook 'flowedit-status-functions
           (lambda (status)
             (let ((request (plist-get status :request)))
-              (when (and request (plist-get request :outcome)
+              (when (and request (equal (plist-get request :kind) "rewrite") (plist-get request :outcome)
                          (not (gethash (plist-get request :id) fet-told-outcome)))
                 (puthash (plist-get request :id) t fet-told-outcome)
                 ;; (after the handler: the buffer has every edit the server sent before this status)

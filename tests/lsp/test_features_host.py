@@ -90,7 +90,8 @@ class FakeHost:
     def show_warning(self, message: str) -> None:
         self.warnings.append(message)
 
-    def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None) -> None:
+    def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None,
+                    next_edit: dict[str, Any] | None = None) -> None:
         self.statuses.append({"request": request, "completion": completion})
         self.status_seen.set()
 

@@ -148,8 +148,8 @@ async def test_leaving_the_edited_line_predicts_at_once_and_each_prediction_ends
         ed.cursor(uri, 0)  # the cursor leaves the edited line: predicted at once
         shown = await ed.wait_until(lambda: ed.shown_next_edit(uri), "a next edit once the cursor left the line")
         assert len(shown["edits"]) == 4
-        ended = await ed.wait_until(lambda: [s["request"] for s in ed.statuses
-                                             if (s.get("request") or {}).get("kind") == "next_edit"], "its figures")
+        ended = await ed.wait_until(lambda: [s["next_edit"] for s in ed.statuses if s.get("next_edit")], "its figures")
+        assert all(not (s.get("request") or {}).get("outcome") for s in ed.statuses)  # (no rewrite's to misread)
         assert [r["outcome"] for r in ended] == ["shown"] and ended[0]["model"] == "embedded engine"
         assert ended[0]["ms"] >= 0
         # an edit that is no pattern (a line added): the prediction ends empty, nothing new is shown
@@ -157,9 +157,9 @@ async def test_leaving_the_edited_line_predicts_at_once_and_each_prediction_ends
         end = len(ed.text(uri))
         ed.type(uri, end, end, "note = '中文'\n")
         ed.cursor(uri, 0)
-        empty = await ed.wait_until(lambda: [s["request"] for s in ed.statuses
-                                             if (s.get("request") or {}).get("outcome") == "empty"], "an empty prediction")
-        assert empty[0]["kind"] == "next_edit" and empty[0]["uri"] == uri
+        empty = await ed.wait_until(lambda: [s["next_edit"] for s in ed.statuses
+                                             if (s.get("next_edit") or {}).get("outcome") == "empty"], "an empty prediction")
+        assert empty[0]["uri"] == uri
         assert all(n["id"] == shown["id"] for n in ed.next_edits[notes:])  # (the one shown, moved on: no new one)
     finally:
         await ed.stop()

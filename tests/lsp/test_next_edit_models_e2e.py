@@ -86,9 +86,8 @@ async def test_an_edit_the_model_has_written_past_is_shown_before_the_answer_end
             ed.open(URI, text)
             ed.type(URI, len("def area(w"), len("def area(w"), "!")  # any edit: the stand-in answers the same
             first = await ed.wait_until(lambda: ed.shown_next_edit(URI), "the first edits, while it streams")
-            streaming = not any((s.get("request") or {}).get("kind") == "next_edit" for s in ed.statuses)
-            final = await ed.wait_until(lambda: [s["request"] for s in ed.statuses
-                                                 if (s.get("request") or {}).get("kind") == "next_edit"], "its end")
+            streaming = not any(s.get("next_edit") for s in ed.statuses)
+            final = await ed.wait_until(lambda: [s["next_edit"] for s in ed.statuses if s.get("next_edit")], "its end")
             last = ed.shown_next_edit(URI)
         finally:
             await ed.stop()

@@ -340,9 +340,32 @@ def last_change_pattern(event: EditEvent) -> tuple[str, str] | None:
     return before, after
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _scope(region: str, edited: str) -> tuple[int, int]:
+    """The part of `region` the last edit's pattern is repeated in: where the edited line opens a block
+    (a signature: `def f(a):`, `function f(a) {`), that block — a parameter renamed is renamed in its own
+    function, not in the next one; else the whole region."""
+    lines = region.splitlines(keepends=True)
+    first = edited.split("\n", 1)[0].rstrip()
+    at = next((i for i, line in enumerate(lines) if line.rstrip() == first), None)
+    if at is None or not first.endswith((":", "{", "(")):
+        return 0, len(region)
+    start = sum(map(len, lines[:at]))
+    end = start + len(lines[at])
+    for line in lines[at + 1 :]:
+        if line.strip() and _indent(line) <= _indent(lines[at]):
+            break
+        end += len(line)
+    return start, end
+
+
 def repeat_last_edit(region: str, event: EditEvent | None) -> str | None:
     """The region with the last edit's change made again wherever its pattern recurs (a whole-word match
-    where the pattern starts or ends with a word character), or None when it recurs nowhere."""
+    where the pattern starts or ends with a word character; inside the block the edited line opens, if it
+    opens one), or None when it recurs nowhere."""
     if event is None:
         return None
     pattern = last_change_pattern(event)
@@ -352,8 +375,9 @@ def repeat_last_edit(region: str, event: EditEvent | None) -> str | None:
     left = r"(?<!\w)" if _WORD.match(before[0]) else ""
     right = r"(?!\w)" if _WORD.match(before[-1]) else ""
     found = re.compile(left + re.escape(before) + right)
-    out, last, hits = [], 0, 0
-    for m in found.finditer(region):
+    lo, hi = _scope(region, event.new)
+    out, last, hits = [region[:lo]], lo, 0
+    for m in found.finditer(region, lo, hi):
         if before in after and region.startswith(after, m.start() - after.index(before)):
             continue  # (this occurrence already reads the new way: `x` inside `x, y` after `x` → `x, y`)
         out += [region[last : m.start()], after]

@@ -70,5 +70,7 @@ class Host(Protocol):
         """Send the client a notification of flowedit's own (`flowedit/nextEdit`)."""
 
     def send_status(self, request: dict[str, Any] | None = None,
-                    completion: dict[str, int] | None = None) -> None:
-        """`flowedit/status`: connection state, model, a request's figures, completion counters."""
+                    completion: dict[str, int] | None = None, next_edit: dict[str, Any] | None = None) -> None:
+        """`flowedit/status`: connection state, model, a request's figures, completion counters, and the
+        figures of a next-edit prediction that ended (its own key: clients that read `request` as a
+        completion's or a rewrite's see nothing new)."""

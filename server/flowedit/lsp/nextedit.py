@@ -73,8 +73,9 @@ class NextEdits:
         self._edited_line.pop(uri, None)
         self._drop(uri, "closed", tell=False)
 
-    def edited(self, doc: Document) -> None:
-        """`doc` changed: the running prediction is stale; predict again once the user pauses."""
+    def edited(self, doc: Document, predict: bool = True) -> None:
+        """`doc` changed: the running prediction is stale; predict again once the user pauses (unless not
+        `predict`: the change came from a rewrite streaming there, not from the user)."""
         uri = doc.uri
         self._stop(uri)
         prediction = self.predictions.get(uri)
@@ -84,7 +85,7 @@ class NextEdits:
             else:
                 self._drop(uri, prediction.dropped or "typed over")
         history = self.histories.get(uri)
-        if history is None or history.last_line is None or not self._enabled(uri):
+        if not predict or history is None or history.last_line is None or not self._enabled(uri):
             return
         line = history.last_line
         self._edited_line[uri] = line
@@ -162,8 +163,8 @@ class NextEdits:
         finally:
             if outcome != "interrupted":
                 self.counters["predictions" if outcome == "shown" else outcome] += 1
-                self.host.send_status(request={"kind": "next_edit", "uri": doc.uri, "outcome": outcome,
-                                               "ms": round((loop.time() - edit_at) * 1000, 1), **figures})
+                self.host.send_status(next_edit={"uri": doc.uri, "outcome": outcome,
+                                                 "ms": round((loop.time() - edit_at) * 1000, 1), **figures})
 
     def _conclude(self, doc: Document, ctx: NextEditContext, answer: str, cursor: int, meta: dict[str, Any]) -> str:
         """Turn the model's answer into the prediction shown (or not): the outcome, in a word."""

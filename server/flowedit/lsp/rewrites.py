@@ -77,6 +77,10 @@ class Rewrites:
         if (why := self.host.withheld(uri)) is not None:
             raise RewriteRefused(f"{uri} is never sent to a model: {why}")
 
+    def busy(self, uri: str) -> bool:
+        """Whether a rewrite is streaming into `uri`."""
+        return any(r.uri == uri and not r.done.is_set() for r in self.runs.values())
+
     def matching(self, rewrite_id: str | None, uri: str | None) -> list[RewriteRun]:
         """`flowedit.interrupt`'s targets: the run `rewrite_id`, or every running one (in `uri`)."""
         return [r for r in self.runs.values()

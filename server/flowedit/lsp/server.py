@@ -247,8 +247,10 @@ class FloweditServer(LanguageServer):
         log.warning("%s", message)
         self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
 
-    def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None) -> None:
-        """`flowedit/status`: connection state, model, the figures of the last request, completion counters."""
+    def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None,
+                    next_edit: dict[str, Any] | None = None) -> None:
+        """`flowedit/status`: connection state, model, the figures of the last request (a completion or a
+        rewrite), completion counters, and the figures of a next-edit prediction that ended."""
         asked, model, endpoint = self.links.shown(self.settings)
         if request and request.get("model"):
             self._answered[request.get("asked_model") or request["model"]] = request["model"]
@@ -256,7 +258,8 @@ class FloweditServer(LanguageServer):
         self.protocol.notify(STATUS, {"state": self.link_state, "model": self._answered.get(asked, model),
                                       "endpoint": endpoint, "request": request,
                                       "problem": str(down) if down else None,
-                                      "completion": completion or self.completer.counters.as_dict()})
+                                      "completion": completion or self.completer.counters.as_dict(),
+                                      **({"next_edit": next_edit} if next_edit is not None else {})})
 
     def apply_settings(self, update: Any, initial: bool = False) -> None:
         """initializationOptions (`initial`), then each didChangeConfiguration (lsp/configure.py)."""
@@ -335,7 +338,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             return
         ls.rewrites.document_changed(doc.uri)
         ls.in_process.document_changed(doc)
-        ls.next_edits.edited(doc)
+        ls.next_edits.edited(doc, predict=not ls.rewrites.busy(doc.uri))
         last = params.content_changes[-1] if params.content_changes else None
         if isinstance(last, lsp.TextDocumentContentChangePartial):
             ls.completer.document_edited(doc.uri, doc.offset_at(convert.position(last.range.start), ls.encoding))

@@ -154,8 +154,7 @@ async def _next_edit(editor, folder: Path, case: NextEditCase, wait_s: float) ->
         editor.type(uri, case.start, case.end, case.typed)
 
         def ended() -> bool:
-            return any((s.get("request") or {}).get("kind") == "next_edit" and (s["request"].get("uri") == uri)
-                       for s in editor.statuses[statuses:])
+            return any((s.get("next_edit") or {}).get("uri") == uri for s in editor.statuses[statuses:])
         try:
             await editor.until(ended, wait_s)
         except Exception:  # noqa: BLE001 - no answer in time: nothing shown
