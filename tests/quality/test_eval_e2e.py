@@ -1,5 +1,6 @@
-"""`flowedit eval` end to end: the real `flowedit lsp` over stdio, the embedded engine, real files — a git
-repository's holes and history, the held-out default suite, and the copies that would leak an answer."""
+"""`flowedit eval` end to end: the real `flowedit lsp` over stdio, the embedded engine and a model stand-in
+behind the real gateway, real files — a git repository's holes and history, the held-out default suite,
+and the copies that would leak an answer."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 from flowedit.quality import run as eval_run
 from flowedit.quality.cases import lines
 from flowedit.quality.suite import without_copies
+
+from tests.lsp.harness import Gateway
 
 SECRET = 'def f():\n    return 1\n\nTOKEN = "qz7-unique-value-81"  # 中文\n'
 
@@ -36,7 +39,8 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
-def test_eval_on_a_git_repository_scores_holes_and_the_next_edit_of_its_last_commit(tmp_path: Path):
+async def test_eval_on_a_git_repository_compares_engines_on_its_holes_and_the_next_edit_of_its_last_commit(
+        tmp_path: Path):
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q")
@@ -51,17 +55,26 @@ def test_eval_on_a_git_repository_scores_holes_and_the_next_edit_of_its_last_com
     (repo / "calc.py").write_text(old.replace("count", "limit"), encoding="utf-8")  # a rename: two hunks
     _git(repo, "commit", "-qam", "rename")
     out = tmp_path / "eval.json"
-    done = subprocess.run([sys.executable, "-m", "flowedit.cli", "eval", "--repo", str(repo), "--quick",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "| embedded | next-edit |" in done.stdout and "| embedded | line |" in done.stdout, done.stdout
-    result = json.loads(out.read_text(encoding="utf-8"))
-    kinds = {s["kind"]: s for s in result["summaries"]}
+    # beside the embedded engine, a model stand-in behind the real gateway that answers every hole the same
+    async with Gateway("limit", tmp_path, rate=0) as gateway:
+        done = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "flowedit.cli", "eval", "--repo", str(repo), "--quick", "--json", str(out),
+            "--engine", "embedded", "--engine", gateway.url, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+        stdout, stderr = (b.decode() for b in await asyncio.wait_for(done.communicate(), 300))
+    assert done.returncode == 0, stderr
+    assert "| embedded | next-edit |" in stdout and f"| {gateway.url} | line |" in stdout, stdout
+    embedded, model = json.loads(out.read_text(encoding="utf-8"))["runs"]
+    assert (embedded["engine"], model["engine"]) == ("embedded", gateway.url)
+    kinds = {s["kind"]: s for s in embedded["summaries"]}
     assert set(kinds) == {"body", "line", "span", "next-edit"}
     # the rename typed in the signature: the embedded engine repeats it where `count` recurs
-    nes = [c for c in result["cases"] if c["kind"] == "next-edit"]
+    nes = [c for c in embedded["cases"] if c["kind"] == "next-edit"]
     assert nes and all(c["exact"] for c in nes), nes
     assert kinds["next-edit"]["exact"] == len(nes) and kinds["next-edit"]["p50_ms"] > 0
+    # the stand-in answered "limit" wherever it was asked: the same cases, its own figures
+    assert [c["id"] for c in model["cases"]] == [c["id"] for c in embedded["cases"]]
+    assert {c["got"] for c in model["cases"] if c["kind"] != "next-edit" and c["got"]} <= {"limit"}
 
 
 def test_eval_quick_runs_the_held_out_default_suite():

@@ -100,15 +100,16 @@ def _ms(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
 
-def table(engine: str, summaries: list[Summary]) -> str:
-    """The summaries as a Markdown table (one row per kind)."""
+def table(runs: list[tuple[str, list[Summary]]]) -> str:
+    """The summaries of each engine's run as one Markdown table (a row per engine and kind)."""
     head = ("| engine | kind | cases | shown | exact match | chars saved | edit similarity | latency p50 | p95 |\n"
             "|---|---|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
-    for s in summaries:
-        pct = lambda n, d: f"{100 * n / d:.1f} %" if d else "–"  # noqa: E731
-        ms = lambda v: "–" if v is None else f"{v:.1f} ms"  # noqa: E731
-        rows.append(f"| {engine} | {s.kind} | {s.cases} | {s.shown} | {s.exact} ({pct(s.exact, s.cases)}) | "
-                    f"{s.chars_saved} ({pct(s.chars_saved, s.chars_expected)}) | {s.similarity:.3f} | "
-                    f"{ms(s.p50_ms)} | {ms(s.p95_ms)} |")
+    for engine, summaries in runs:
+        for s in summaries:
+            pct = lambda n, d: f"{100 * n / d:.1f} %" if d else "–"  # noqa: E731
+            ms = lambda v: "–" if v is None else f"{v:.1f} ms"  # noqa: E731
+            rows.append(f"| {engine} | {s.kind} | {s.cases} | {s.shown} | {s.exact} ({pct(s.exact, s.cases)}) | "
+                        f"{s.chars_saved} ({pct(s.chars_saved, s.chars_expected)}) | {s.similarity:.3f} | "
+                        f"{ms(s.p50_ms)} | {ms(s.p95_ms)} |")
     return "\n".join([head, *rows])

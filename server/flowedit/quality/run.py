@@ -41,8 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases", type=int, default=40, help="completion cases of each kind (body, line, span)")
     parser.add_argument("--next-edits", type=int, default=40, help="next-edit cases")
     parser.add_argument("--quick", action="store_true", help="5 cases of each kind: proves the harness (CI)")
-    parser.add_argument("--endpoint", default=None, help="a Responses WebSocket endpoint (default: the embedded engine)")
-    parser.add_argument("--model", default=None, help="the model to ask at --endpoint")
+    parser.add_argument("--engine", action="append", default=None, metavar="ENGINE",
+                        help="what answers, once per engine to compare: 'embedded' (the default), a Responses "
+                        "WebSocket endpoint (ws(s)://…/v1/responses), or an OpenAI-compatible server (http(s)://…, "
+                        "through the bridge; with --model)")
+    parser.add_argument("--endpoint", action="append", dest="engine", help="the same as --engine URL")
+    parser.add_argument("--model", default=None, help="the model to ask")
     parser.add_argument("--settings", type=json.loads, default={},
                         help="more server settings as JSON, e.g. '{\"upstream\": \"http://127.0.0.1:11434\"}'")
     parser.add_argument("--seed", type=int, default=0)
@@ -78,31 +82,43 @@ def run(args: argparse.Namespace) -> int:
         print(f"flowedit eval: no case in {suite} (no Python file with a function or a line to complete)",
               file=sys.stderr)
         return 2
-    settings: dict[str, Any] = {**args.settings, "inline": {"speculate": False, **args.settings.get("inline", {})}}
-    if args.endpoint:
-        settings["endpoint"] = args.endpoint
-    if args.model:
-        settings["model"] = args.model
-    if not settings.get("endpoint") and not settings.get("upstream"):
-        settings["embedded"] = {"corpus": [], **settings.get("embedded", {})}  # nothing but the copy, unless asked
-    engine = settings.get("endpoint") or settings.get("upstream") or "embedded"
-    print(f"flowedit eval: {suite}; {len(holes)} holes, {len(nes)} next edits (of {len(nes_pool)}); engine {engine}",
-          flush=True)
+    engines = args.engine or ["embedded"]
+    print(f"flowedit eval: {suite}; {len(holes)} holes, {len(nes)} next edits (of {len(nes_pool)}); "
+          f"{', '.join(engines)}", flush=True)
+    runs: list[dict[str, Any]] = []
     started = time.perf_counter()
-    outcomes = asyncio.run(_run(sources, holes, nes, settings, args.wait_ms / 1000))
-    summaries = [summarize(kind, outcomes) for kind in KINDS if any(o.kind == kind for o in outcomes)]
-    print(table(engine, summaries))
+    for engine in engines:
+        settings = _settings(engine, args)
+        outcomes = asyncio.run(_run(sources, holes, nes, settings, args.wait_ms / 1000))
+        summaries = [summarize(kind, outcomes) for kind in KINDS if any(o.kind == kind for o in outcomes)]
+        runs.append({"engine": engine, "settings": settings, "summaries": summaries, "outcomes": outcomes})
+    print(table([(r["engine"], r["summaries"]) for r in runs]))
     print(f"({time.perf_counter() - started:.1f} s; exact match: the suggestion is the hole's text; chars saved: "
           "its correct beginning; edit similarity: 1 - edit distance / length; latency: request to answer, "
           "for next edits the change to the prediction, the idle pause included)")
     if args.json is not None:
-        args.json.write_text(json.dumps({
-            "suite": suite, "engine": engine, "settings": settings,
-            "summaries": [s.as_dict() for s in summaries],
+        args.json.write_text(json.dumps({"suite": suite, "runs": [{
+            "engine": r["engine"], "settings": r["settings"], "summaries": [s.as_dict() for s in r["summaries"]],
             "cases": [{"kind": o.kind, "id": o.case_id, "expected": o.expected, "got": o.got,
                        "latency_ms": o.latency_ms, "exact": o.exact, "similarity": round(o.similarity, 3)}
-                      for o in outcomes]}, indent=1, ensure_ascii=False), encoding="utf-8")
+                      for o in r["outcomes"]]} for r in runs]}, indent=1, ensure_ascii=False), encoding="utf-8")
     return 0
+
+
+def _settings(engine: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The server's settings for one engine of the run."""
+    settings: dict[str, Any] = {**args.settings, "inline": {"speculate": False, **args.settings.get("inline", {})}}
+    if engine.startswith(("ws://", "wss://")):
+        settings["endpoint"] = engine
+    elif engine.startswith(("http://", "https://")):
+        settings["upstream"] = engine
+    elif engine != "embedded":
+        raise SystemExit(f"flowedit eval: --engine {engine!r}: 'embedded', ws(s)://… or http(s)://…")
+    if args.model:
+        settings["model"] = args.model
+    if not settings.get("endpoint") and not settings.get("upstream"):
+        settings["embedded"] = {"corpus": [], **settings.get("embedded", {})}  # nothing but the copy, unless asked
+    return settings
 
 
 async def _run(sources: list[tuple[str, str]], holes: list[Hole], nes: list[NextEditCase], settings: dict[str, Any],
