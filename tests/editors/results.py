@@ -19,7 +19,7 @@ RESULTS = Path(os.environ.get("FLOWEDIT_EDITOR_RESULTS", REPO / ".editor-results
 SESSION = {"id": ""}  # set by conftest.py for each pytest session
 
 FEATURES = ("inline ghost text", "completion fallback", "streamed rewrite", "interrupt", "redirect", "revert",
-            "one-step undo", "typing elsewhere while streaming", "status line", "position encoding")
+            "one-step undo", "typing elsewhere while streaming", "status line", "position encoding", "next edit")
 
 
 @dataclass

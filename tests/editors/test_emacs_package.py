@@ -289,3 +289,6 @@ async def test_emacs_package_shows_a_next_edit_as_an_overlay_tab_jumps_and_appli
     assert applied["cleared"] == "accepted" and applied["overlays"] == [], applied
     assert dropped["cleared"] == "dismissed" and dropped["overlays"] == [] and not dropped["shown"], dropped
     assert dropped["text"] == NEXT_EDIT_TEXT.replace("width", "span", 1).replace("width", "size"), dropped
+    record = results.Recorder("emacs+eglot", f"{summary['emacs']} / {summary['eglot']}", seconds)
+    record("next edit", True, "overlay")
+    record.save()

@@ -164,3 +164,6 @@ async def test_neovim_plugin_shows_a_next_edit_as_virtual_text_jumps_accepts_and
     dismissed = steps["dismissed"]
     assert dismissed["text"] == NEXT_EDIT_TEXT.replace("width", "size").replace("height", "depth", 1), diagnostics()
     assert not dismissed["shown"] and dismissed["marks"] == 0, diagnostics()
+    record = results.Recorder("neovim", summary["nvim"], seconds)
+    record("next edit", True, "virtual text" if inline else "at the line's end")
+    record.save()
