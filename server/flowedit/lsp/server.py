@@ -12,13 +12,12 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from flowedit import __version__
 from flowedit.core.echo import EditorHabits
 from flowedit.core.text import Document
-from flowedit.lsp import completion, convert, documents
+from flowedit.lsp import actions, completion, convert, documents
 from flowedit.lsp.host import Kind
 from flowedit.lsp.indexprogress import IndexProgress
 from flowedit.lsp.peer import client_name, counts_code_points
@@ -39,8 +38,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 STATUS = "flowedit/status"
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
-NEXT_EDIT_ACCEPT, NEXT_EDIT_DISMISS = "flowedit.acceptNextEdit", "flowedit.dismissNextEdit"
-NEXT_EDIT_ACCEPTED, NEXT_EDIT_CURSOR = "flowedit.nextEditAccepted", "flowedit/cursor"
 
 
 class FloweditServer(LanguageServer):
@@ -371,104 +368,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
                                command=lsp.Command(title=title, command=command, arguments=[argument]))
                 for title, command, argument in choices] or None
 
-    @server.command("flowedit.rewrite")
-    async def rewrite(ls: FloweditServer, *args: Any) -> dict[str, Any]:
-        from flowedit.lsp.commands import RewriteArgs, parse
-        from flowedit.lsp.rewrites import RewriteRefused
-
-        a: RewriteArgs = parse(RewriteArgs, args)
-        try:
-            run = await ls.rewrites.request(a.uri, a.range.lsp(), a.instruction, a.mode, a.version)
-        except RewriteRefused as exc:
-            ls.show_warning(f"FlowEdit: {exc}")
-            raise JsonRpcInvalidParams(str(exc), data={"shown": True}) from None  # the client says no more
-        run.told.clear()  # (its tasks have not run yet: they wait for this answer to be out)
-        ls.after_answer(run.told.set, ls.habits.answer_gap_s)
-        return {"id": run.id, "mode": run.session.mode.value}
-
-    @server.command("flowedit.interrupt")
-    async def interrupt(ls: FloweditServer, *args: Any) -> list[dict[str, Any]]:
-        from flowedit.lsp.commands import InterruptArgs, parse
-
-        a: InterruptArgs = parse(InterruptArgs, args)
-        runs = ls.rewrites.matching(a.id, a.uri)
-        if a.id is not None and not runs:
-            raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
-        return [await ls.rewrites.interrupt(r) for r in runs]
-
-    @server.command("flowedit.redirect")
-    async def redirect(ls: FloweditServer, *args: Any) -> dict[str, Any]:
-        from flowedit.lsp.commands import RedirectArgs, parse
-        from flowedit.lsp.rewrites import RewriteRefused
-
-        a: RedirectArgs = parse(RedirectArgs, args)
-        run = ls.rewrites.runs.get(a.id)
-        if run is None:
-            raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
-        try:
-            return await ls.rewrites.redirect(run, a.instruction)
-        except RewriteRefused as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
-
-    @server.command("flowedit.continue")
-    async def continue_rewrite(ls: FloweditServer, *args: Any) -> dict[str, Any]:
-        from flowedit.lsp.commands import ContinueArgs, parse
-        from flowedit.lsp.rewrites import RewriteRefused
-
-        a: ContinueArgs = parse(ContinueArgs, args)
-        run = ls.rewrites.runs.get(a.id or "") or ls.rewrites.last_by_uri.get(a.uri or "")
-        try:
-            if run is None:
-                raise RewriteRefused(f"no rewrite {a.id or 'in ' + str(a.uri)} to continue")
-            return await ls.rewrites.resume(run)
-        except RewriteRefused as exc:
-            ls.show_warning(f"FlowEdit: {exc}")
-            raise JsonRpcInvalidParams(str(exc), data={"shown": True}) from None
-
-    @server.command("flowedit.revert")
-    async def revert(ls: FloweditServer, *args: Any) -> dict[str, Any]:
-        from flowedit.lsp.commands import RevertArgs, parse
-
-        result = await ls.rewrites.revert(parse(RevertArgs, args).uri)
-        if not result["reverted"]:
-            ls.show_warning(f"FlowEdit cannot revert: {result['reason']}")
-        elif result.get("dropped_typing"):
-            ls.show_warning(f"FlowEdit: {result['reason']}")  # say plainly what the revert did not keep
-        return result
-
-    @server.command(NEXT_EDIT_ACCEPT)
-    async def accept_next_edit(ls: FloweditServer, *args: Any) -> dict[str, Any]:
-        from flowedit.lsp.commands import NextEditArgs, parse
-
-        a: NextEditArgs = parse(NextEditArgs, args)
-        result = await ls.next_edits.accept(a.uri, a.id)
-        if not result["applied"]:
-            ls.show_warning(f"FlowEdit: {result['reason']}")
-        return result
-
-    @server.command(NEXT_EDIT_DISMISS)
-    def dismiss_next_edit(ls, *args: Any) -> dict[str, bool]:
-        from flowedit.lsp.commands import NextEditArgs, parse
-
-        a: NextEditArgs = parse(NextEditArgs, args)
-        return {"dismissed": ls.next_edits.dismiss(a.uri, a.id)}
-
-    @server.command(NEXT_EDIT_ACCEPTED)
-    def next_edit_accepted(ls, *args: Any) -> None:
-        from flowedit.lsp.commands import NextEditArgs, parse
-
-        a: NextEditArgs = parse(NextEditArgs, args)
-        ls.next_edits.accepted_inline(a.uri, a.id)
-
-    @server.feature(NEXT_EDIT_CURSOR)
-    def cursor(ls: FloweditServer, params: Any) -> None:
-        from flowedit.core.plain import plain
-        from flowedit.lsp.commands import CursorParams, parse
-
-        p: CursorParams = parse(CursorParams, (plain(params),))
-        doc = ls.docs.get(p.uri)
-        if doc is not None and not doc.unsafe:
-            ls.next_edits.cursor_moved(p.uri, doc.offset_at(convert.position(p.lsp()), ls.encoding))
+    actions.register(server)
 
     @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
     async def inline_completion(ls: FloweditServer, params: lsp.InlineCompletionParams):
