@@ -16,7 +16,7 @@ TEXT = "def f(foo):\n    return foo + 1  # 中文 😀\n\nprint(f(2))\n"
 
 def _doc(text: str = TEXT, clock=None) -> tuple[Document, EditHistory]:
     doc = Document("file:///t.py", text)
-    history = EditHistory(clock or (lambda: 0.0))
+    history = EditHistory(clock or (lambda: 0.0), doc)
     doc.observers.append(history)
     return doc, history
 

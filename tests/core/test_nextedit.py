@@ -179,7 +179,7 @@ def test_any_other_change_inside_an_edit_drops_the_whole_prediction_and_making_i
 
 def test_history_and_prediction_follow_the_same_document_side_by_side():
     doc = Document("file:///p.py", "a = old(1)\nb = old(2)\n")
-    history = EditHistory(lambda: 0.0)
+    history = EditHistory(lambda: 0.0, doc)
     doc.observers.append(history)
     doc.apply(Change(4, 7, "new"))
     region = repeat_last_edit(doc.text, history.last)

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence
 
-from flowedit.core.text import Change
+from flowedit.core.text import Change, Document
 
 MAX_EVENTS = 16  # as Zed's Zeta: the last 16 edit events
 MAX_EVENT_CHARS = 4000  # an event larger than this (a paste, a reformat) is kept cut to its first lines
@@ -63,19 +63,9 @@ class EditEvent:
         return "\n".join(lines)
 
 
-def _line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span of the whole lines `text[start:end]` touches (without the last one's terminator)."""
-    lo = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
-    hi = len(text)
-    for eol in ("\r", "\n"):
-        found = text.find(eol, end)
-        if found != -1:
-            hi = min(hi, found)
-    return lo, hi
-
-
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + text.count("\r", 0, offset) - text.count("\r\n", 0, offset)
+def _breaks(text: str, start: int, end: int) -> int:
+    """Line breaks in `text[start:end]` (CR LF is one)."""
+    return text.count("\n", start, end) + text.count("\r", start, end) - text.count("\r\n", start, end)
 
 
 def _cut(text: str) -> str:
@@ -87,28 +77,33 @@ def _cut(text: str) -> str:
 class EditHistory:
     """The last `limit` edit events of one document, oldest first (a `Document` observer)."""
 
-    def __init__(self, clock: Callable[[], float], limit: int = MAX_EVENTS) -> None:
+    def __init__(self, clock: Callable[[], float], doc: Document, limit: int = MAX_EVENTS) -> None:
+        """`doc` is the document followed: its line index places each change (no scan of the text: a
+        keystroke in a 1 MB document costs what it costs in a small one)."""
         self.clock = clock
+        self.doc = doc
         self.events: deque[EditEvent] = deque(maxlen=limit)
         self.version = 0
         self.last_line: int | None = None  # where the last change ended: its line in the new text
         self.last_offset: int | None = None  # ... and its offset
 
     def on_change(self, change: Change, before: str) -> None:
-        """Record `change`, made to `before`."""
+        """Record `change`, made to `before` (the document holds it already)."""
         if change.start == change.end and not change.text:
             return
-        lo, hi = _line_bounds(before, change.start, change.end)
-        first = _line_of(before, lo)
-        last = first + before.count("\n", lo, change.end) + before.count("\r", lo, change.end) \
-            - before.count("\r\n", lo, change.end)
-        old = before[lo:hi]
-        new = before[lo : change.start] + change.text + before[change.end : hi]
+        doc = self.doc
+        first = doc.line_of(change.start)  # (the same line before the change: nothing before it moved)
+        lo = doc.line_start(first)
+        end = change.start + len(change.text)
+        last_new = doc.line_of(end)
+        hi = doc.line_end(last_new)
+        last = first + _breaks(before, lo, change.end)
+        old = before[lo : hi - change.delta]
+        new = doc.text[lo:hi]
         now = self.clock()
         previous = self.events[-1] if self.events else None
         here = self.last_line is not None and first <= self.last_line <= last  # where the last change ended
-        self.last_line = first + _line_of(new, change.start - lo + len(change.text))
-        self.last_offset = change.start + len(change.text)
+        self.last_line, self.last_offset = last_new, end
         if previous is not None and here and previous.first_line <= first \
                 and last < previous.first_line + previous.new_line_count:
             # the lines `previous` left behind changed again: splice this change into its new text

@@ -61,7 +61,7 @@ class NextEdits:
     def opened(self, doc: Document) -> None:
         """Follow `doc`'s edits from now on."""
         loop = asyncio.get_running_loop()
-        history = EditHistory(loop.time)
+        history = EditHistory(loop.time, doc)
         self.histories[doc.uri] = history
         doc.observers.append(history)
 
