@@ -4,6 +4,8 @@ of Zeta's shape), each through the real `flowedit lsp` over stdio."""
 
 from __future__ import annotations
 
+import asyncio
+
 
 from flowedit.core.nextedit import CURSOR, NEXT_EDIT_INSTRUCTIONS, REGION_END, REGION_START
 from flowedit.engines.gateway import Gateway
@@ -95,3 +97,25 @@ async def test_an_edit_the_model_has_written_past_is_shown_before_the_answer_end
     assert final[0]["outcome"] == "shown" and first["ms"] < final[0]["ms"] - 500
     assert [(e["oldText"], e["newText"]) for e in first["edits"]] == [("!", ", h"), ("w", "h")]
     assert [(e["oldText"], e["newText"]) for e in last["edits"]] == [("!", ", h"), ("w", "h")]
+
+
+async def test_escape_while_the_answer_streams_dismisses_it_for_good():
+    long_tail = "".join(f"    value_{i} = {i}  # 中文\n" for i in range(60))
+    text = "def area(w):\n    return w * w\n" + long_tail
+    answer = "def area(w, h):\n    return w * h\n" + long_tail
+    engine = Recording("(other requests)", rate=400, next_edit_text=answer)
+    async with Gateway(engine) as gateway:
+        ed = Editor(inline=True)
+        await ed.start({"endpoint": gateway.url, "next_edit": {"idle_ms": 30, "region_tokens": 2000}})
+        try:
+            ed.open(URI, text)
+            ed.type(URI, len("def area(w"), len("def area(w"), "!")
+            first = await ed.wait_until(lambda: ed.shown_next_edit(URI), "the first edits, while it streams")
+            result = await ed.command("flowedit.dismissNextEdit", {"uri": URI, "id": first["id"]})
+            await ed.wait_until(lambda: any(n.get("cleared") == "dismissed" for n in ed.next_edits), "the dismissal")
+            count = len(ed.next_edits)
+            await asyncio.sleep(2.0)  # ok: watching that nothing more comes (the answer would have ended by now)
+        finally:
+            await ed.stop()
+    assert result == {"dismissed": True}
+    assert len(ed.next_edits) == count and ed.shown_next_edit(URI) is None  # nothing came back after it

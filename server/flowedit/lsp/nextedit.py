@@ -237,9 +237,11 @@ class NextEdits:
             self.host.notify(NEXT_EDIT, {"uri": uri, "id": prediction.id, "edits": [], "cleared": why})
 
     def dismiss(self, uri: str, prediction_id: int | None = None) -> bool:
-        """Escape: the prediction shown for `uri` (the one with `prediction_id`, if given) goes away."""
+        """Escape: the prediction shown for `uri` goes away, and the one still coming with it — also when
+        a newer one replaced `prediction_id` on its way to the editor (the user wants none of it)."""
+        self._stop(uri)
         prediction = self.predictions.get(uri)
-        if prediction is None or prediction_id is not None and prediction.id != prediction_id:
+        if prediction is None:
             return False
         self.counters["dismissed"] += 1
         self._drop(uri, "dismissed")
@@ -256,6 +258,7 @@ class NextEdits:
             edits=[lsp.TextEdit(range=convert.lsp_range(doc, e.start, e.end, enc), new_text=e.text)
                    for e in prediction.edits])
         first = prediction.edits[0]
+        self._stop(uri)  # (the rest of its answer, if it still streams, is not wanted any more)
         self._drop(uri, "accepted")
         result = await self.host.apply_edit(lsp.ApplyWorkspaceEditParams(
             edit=lsp.WorkspaceEdit(document_changes=[edit]), label="FlowEdit: next edit"))
