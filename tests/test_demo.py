@@ -78,7 +78,12 @@ def test_demo_shows_embedded_completions_then_a_stand_in_rewrite():
     assert summary["outcome"].startswith("finished")
     assert summary["rewrite check"] == "ok: the editor's document equals the expected text"
 
-    final = out.split(f"{FILE} now:\n", 1)[1]
+    # the next edit: a parameter renamed, its other use predicted (by the embedded engine) and accepted
+    step = out.split("next edit: renaming sales_by_product(path) to (source)", 1)[1].split("\n\n", 1)[0]
+    assert re.search(r"  predicted, line \d+: 'path' → 'source'\n  accepted: orders = load_orders\(source\)", step), step
+    assert re.fullmatch(r"ok: 1 edit predicted \d+ ms after the rename \(a 100 ms pause included\), accepted",
+                        summary["next edit"]), summary
+    final = out.split(f"{FILE} after the rewrite:\n", 1)[1]
     assert _answer() in final  # the rewritten function
     assert "    orders = load_orders(path)\n" in final  # an accepted ghost text, learnt from cafe/storage.py's users
     assert "def revenue_by_day(path):" in final and "def main(path):" in final
@@ -210,4 +215,4 @@ def test_the_quick_demo_checks_the_whole_path_and_prints_only_the_summary():
     summary = rows(proc.stdout)
     assert summary["completion check"].startswith("ok: ") and summary["rewrite check"].startswith("ok: ")
     assert summary["stand-in settings"] == "first token after 0 ms, no rate limit (set, not measured)"
-    assert f"{FILE} now:" not in proc.stdout and "before:" not in proc.stdout  # summary only
+    assert f"{FILE} after the rewrite:" not in proc.stdout and "before:" not in proc.stdout  # summary only

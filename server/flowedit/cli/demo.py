@@ -4,9 +4,10 @@ An editor stand-in (`flowedit.editor.client`) starts `flowedit lsp` over stdio w
 sample project (`samples/project/`) as its workspace folder. The language server builds the embedded
 engine's index from it — an infini-gram code model, not a language model — and answers the ghost text the
 demo asks for while it types a new function into `cafe/reports.py`; each ghost text is accepted with Tab.
-Then one function of that file is rewritten, its edits streamed in through `workspace/applyEdit`:
+Then one function of that file is rewritten, its edits streamed in through `workspace/applyEdit`; last, a
+parameter is renamed and the next edit (its other use) comes from the embedded engine and is accepted:
 
-    demo ──LSP/stdio──▶ flowedit lsp ──ws + token──▶ embedded engine (completions, in its process)
+    demo ──LSP/stdio──▶ flowedit lsp ──ws + token──▶ embedded engine (completions, next edits, in its process)
                                      ──ws──────────▶ gateway here: the scripted model stand-in (rewrite),
                                                      or the real model at --endpoint
 """
@@ -22,13 +23,14 @@ import re
 import statistics
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TextIO
 
 from flowedit.core.words import plural
-from flowedit.editor.view import RewriteView, Style, TypingView, columns, number, table, wants_color
+from flowedit.editor.view import RewriteView, Style, TypingView, columns, table, wants_color
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
 from flowedit.editor.client import EditorClient, InlineAnswer, ServerGone
@@ -38,6 +40,7 @@ FILE = "cafe/reports.py"  # the file typed into and rewritten
 SAMPLE = f"{PROJECT}/{FILE}"  # as a package resource (bench/rewrite_bench.py rewrites it too)
 ANSWER = "samples/rewrite_answer.txt"
 FUNCTION = "summarize_orders"
+RENAMED = ("sales_by_product", "path", "source")  # the next-edit step: this function's parameter, renamed
 STAND_IN = "scripted stand-in — not a model: it replays a prepared answer"
 EMBEDDED = "embedded engine: an infini-gram code model of the workspace (offline; not a language model)"
 INSTRUCTION = "Make this function clearer and more correct; keep its behaviour."
@@ -280,17 +283,19 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             figures = dict(await editor.outcome(rewrite_id))
             figures["editor_first_edit_ms"] = editor.first_token_to_first_edit_ms(rewrite_id)
             counters = editor.counters()
+            final = editor.text(uri)
+            rewrite_view.done()
+            rewrite_view = None
+            next_edit = await _next_edit(editor, uri, say, style)
         except ServerGone as exc:
             print(f"flowedit demo: the language server failed: {exc}", file=sys.stderr)
             return 1
-        rewrite_view.done()
-        final = editor.text(uri)
         for message in editor.messages:
             say(f"server says: {message}")
 
     tail = len(before) - end
     region = final[start : len(final) - tail]
-    say(style.bold(f"\n{FILE} now:") + "\n" + final[:start] + style.green(region)
+    say(style.bold(f"\n{FILE} after the rewrite:") + "\n" + final[:start] + style.green(region)
         + final[len(final) - tail :].rstrip("\n"))
     if args.endpoint:  # a real model's answer is unknown: check that nothing outside the function moved
         ok = final.startswith(before[:start]) and final.endswith(before[end:])
@@ -300,9 +305,41 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
         check = "the editor's document equals the expected text" if ok else "the editor's document differs from the expected text"
     typed_ok = bool(typing.ghosts) and not typing.problems
     rewrite_ok = figures.get("outcome") == "finished" and ok
-    out.write(_summary(typing, counters, index_figures, setup, figures, check, rewrite_ok, width))
+    out.write(_summary(typing, counters, index_figures, setup, figures, check, rewrite_ok, width, next_edit))
     out.flush()
-    return 0 if typed_ok and rewrite_ok else 1
+    return 0 if typed_ok and rewrite_ok and next_edit[0] else 1
+
+
+async def _next_edit(editor: EditorClient, uri: str, say, style) -> tuple[bool, str]:  # noqa: ANN001
+    """Rename a parameter, as a user would: the next edit (its other use) shown, then accepted. Whether it
+    went as it should, and the summary's words for it."""
+    text = editor.text(uri)
+    at = text.index(f"def {RENAMED[0]}(") + len(f"def {RENAMED[0]}(")
+    old, new = RENAMED[1], RENAMED[2]
+    say(style.bold(f"\nnext edit: renaming {RENAMED[0]}({old}) to ({new}) in {FILE}"))
+    notes = len(editor.next_edits)
+    sent = time.perf_counter()
+    editor.type(uri, at, at + len(old), new)
+    try:
+        shown = await editor.until(lambda: next((n for n in editor.next_edits[notes:] if n["uri"] == uri and n["edits"]),
+                                                None), 30)
+    except TimeoutError:
+        return False, "FAILED: no next edit came"
+    ms = (shown["at"] - sent) * 1000
+    for edit in shown["edits"]:
+        say(f"  predicted, line {edit['range']['start']['line'] + 1}: {edit['oldText']!r} → {edit['newText']!r}")
+    predicted = editor.with_edits(uri, shown["edits"])
+    result = await editor.command("flowedit.acceptNextEdit", {"uri": uri, "id": shown["id"]})
+    now = editor.text(uri)
+    span = function_span(now, RENAMED[0])
+    line = next((ln for ln in now.splitlines() if f"({new})" in ln and "def " not in ln), "")
+    say(f"  accepted: {line.strip()}")
+    # applied as shown, and the old name is gone from the function
+    ok = bool(result and result.get("applied")) and now == predicted and span is not None \
+        and re.search(rf"\b{old}\b", now[span[0] : span[1]]) is None
+    edits = len(shown["edits"])
+    return ok, ((f"ok: {plural(edits, 'edit')} predicted {ms:.0f} ms after the rename (a 100 ms pause "
+                 "included), accepted") if ok else "FAILED: the predicted edit was not applied as shown")
 
 
 def _ms(value: float | None) -> str:
@@ -310,7 +347,7 @@ def _ms(value: float | None) -> str:
 
 
 def _summary(typing: Typing, counters: dict[str, int], index_figures: list[str], setup: Setup,
-             f: dict, check: str, rewrite_ok: bool, width: int = 80) -> str:
+             f: dict, check: str, rewrite_ok: bool, width: int = 80, next_edit: tuple[bool, str] | None = None) -> str:
     """What was measured (and what was only set), in rows that fit `width` columns."""
     ghosts, along = typing.ghosts, typing.along
     embedded = setup.completer == EMBEDDED
@@ -350,4 +387,6 @@ def _summary(typing: Typing, counters: dict[str, int], index_figures: list[str],
         ("lag, last edit", f"{_ms(f.get('last_token_to_last_edit_ms'))} after the last token (server's clock)"),
         ("rewrite check", ("ok: " if rewrite_ok else "FAILED: ") + check),
     ]
+    if next_edit is not None:
+        rows.append(("next edit", next_edit[1]))
     return table("\nsummary", rows, width)

@@ -169,6 +169,18 @@ class EditorClient:
             text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
             content_changes=[lsp.TextDocumentContentChangePartial(range=edit_range, text=text)]))
 
+    def with_edits(self, uri: str, edits: list[dict[str, Any]]) -> str:
+        """The text of `uri` as it would read with the LSP text edits `edits` (plain dicts, as in
+        `flowedit/nextEdit`) made: every range refers to the text before all of them; an insertion at
+        another edit's start comes first (the order LSP gives equal starts)."""
+        doc = self.docs[uri]
+        spans = [(doc.offset_at(Position(**e["range"]["start"]), self.encoding),
+                  doc.offset_at(Position(**e["range"]["end"]), self.encoding), e["newText"]) for e in edits]
+        text = doc.text
+        for start, end, new in reversed(sorted(spans, key=lambda s: (s[0], s[1]))):
+            text = text[:start] + new + text[end:]
+        return text
+
     def cursor(self, uri: str, offset: int) -> None:
         """The cursor moved to `offset` (`flowedit/cursor`, as flowedit's editor packages say it)."""
         position = self.position(uri, offset)

@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flowedit.core.text import Position
 from flowedit.quality import cases as case_builders
 from flowedit.quality.cases import Hole, NextEditCase
 from flowedit.quality.metrics import Outcome, summarize, table
@@ -178,16 +177,7 @@ async def _next_edit(editor, folder: Path, case: NextEditCase, wait_s: float) ->
         shown = next((n for n in reversed(editor.next_edits[notes:]) if n["uri"] == uri and n["edits"]), None)
         got, latency = None, None
         if shown is not None:
-            doc = editor.docs[uri]
-            text = doc.text
-            # (one document's edits all refer to the text before them: made last first, an insertion
-            # at an edit's start after that edit)
-            for edit in reversed(sorted(shown["edits"], key=lambda e: (
-                    e["range"]["start"]["line"], e["range"]["start"]["character"],
-                    e["range"]["end"]["line"], e["range"]["end"]["character"]))):
-                start = doc.offset_at(Position(**edit["range"]["start"]), editor.encoding)
-                end = doc.offset_at(Position(**edit["range"]["end"]), editor.encoding)
-                text = text[:start] + edit["newText"] + text[end:]
+            text = editor.with_edits(uri, shown["edits"])
             got, latency = text, (shown["at"] - sent) * 1000
         # scored against the right answer closest to it: the next hunk, or it and the ones after it
         windows = [_windows(case.after_typing, target, got) for target in (case.expected, *case.further)]
