@@ -5,6 +5,8 @@ of Zeta's shape), each through the real `flowedit lsp` over stdio."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from typing import AsyncIterator
 
 
 from flowedit.core.nextedit import CURSOR, NEXT_EDIT_INSTRUCTIONS, REGION_END, REGION_START
@@ -76,23 +78,32 @@ async def test_a_zeta_model_behind_an_openai_compatible_server_answers_through_t
     assert all(s.path == "/v1/completions" for s in fake.seen)
 
 
-async def test_an_edit_the_model_has_written_past_is_shown_before_the_answer_ends():
-    long_tail = "".join(f"    value_{i} = {i}  # 中文\n" for i in range(60))
-    text = "def area(w):\n    return w * w\n" + long_tail
-    answer = "def area(w, h):\n    return w * h\n" + long_tail  # the first lines change, then ~600 tokens as they are
+LONG_TAIL = "".join(f"    value_{i} = {i}  # 中文\n" for i in range(60))
+LONG_TEXT = "def area(w):\n    return w * w\n" + LONG_TAIL
+
+
+@contextlib.asynccontextmanager
+async def streaming_prediction() -> AsyncIterator[tuple[Editor, dict]]:
+    """An edit in LONG_TEXT whose prediction streams slowly (the first lines change, then ~600 tokens as
+    they are, at 400 tok/s): the editor and the first next edit shown."""
+    answer = "def area(w, h):\n    return w * h\n" + LONG_TAIL
     engine = Recording("(other requests)", rate=400, next_edit_text=answer)
     async with Gateway(engine) as gateway:
         ed = Editor(inline=True)
         await ed.start({"endpoint": gateway.url, "next_edit": {"idle_ms": 30, "region_tokens": 2000}})
         try:
-            ed.open(URI, text)
+            ed.open(URI, LONG_TEXT)
             ed.type(URI, len("def area(w"), len("def area(w"), "!")  # any edit: the stand-in answers the same
-            first = await ed.wait_until(lambda: ed.shown_next_edit(URI), "the first edits, while it streams")
-            streaming = not any(s.get("next_edit") for s in ed.statuses)
-            final = await ed.wait_until(lambda: [s["next_edit"] for s in ed.statuses if s.get("next_edit")], "its end")
-            last = ed.shown_next_edit(URI)
+            yield ed, await ed.wait_until(lambda: ed.shown_next_edit(URI), "the first edits, while it streams")
         finally:
             await ed.stop()
+
+
+async def test_an_edit_the_model_has_written_past_is_shown_before_the_answer_ends():
+    async with streaming_prediction() as (ed, first):
+        streaming = not any(s.get("next_edit") for s in ed.statuses)
+        final = await ed.wait_until(lambda: [s["next_edit"] for s in ed.statuses if s.get("next_edit")], "its end")
+        last = ed.shown_next_edit(URI)
     assert streaming, "the first edits came only with the end of the answer"
     assert final[0]["outcome"] == "shown" and first["ms"] < final[0]["ms"] - 500
     assert [(e["oldText"], e["newText"]) for e in first["edits"]] == [("!", ", h"), ("w", "h")]
@@ -100,22 +111,10 @@ async def test_an_edit_the_model_has_written_past_is_shown_before_the_answer_end
 
 
 async def test_escape_while_the_answer_streams_dismisses_it_for_good():
-    long_tail = "".join(f"    value_{i} = {i}  # 中文\n" for i in range(60))
-    text = "def area(w):\n    return w * w\n" + long_tail
-    answer = "def area(w, h):\n    return w * h\n" + long_tail
-    engine = Recording("(other requests)", rate=400, next_edit_text=answer)
-    async with Gateway(engine) as gateway:
-        ed = Editor(inline=True)
-        await ed.start({"endpoint": gateway.url, "next_edit": {"idle_ms": 30, "region_tokens": 2000}})
-        try:
-            ed.open(URI, text)
-            ed.type(URI, len("def area(w"), len("def area(w"), "!")
-            first = await ed.wait_until(lambda: ed.shown_next_edit(URI), "the first edits, while it streams")
-            result = await ed.command("flowedit.dismissNextEdit", {"uri": URI, "id": first["id"]})
-            await ed.wait_until(lambda: any(n.get("cleared") == "dismissed" for n in ed.next_edits), "the dismissal")
-            count = len(ed.next_edits)
-            await asyncio.sleep(2.0)  # ok: watching that nothing more comes (the answer would have ended by now)
-        finally:
-            await ed.stop()
+    async with streaming_prediction() as (ed, first):
+        result = await ed.command("flowedit.dismissNextEdit", {"uri": URI, "id": first["id"]})
+        await ed.wait_until(lambda: any(n.get("cleared") == "dismissed" for n in ed.next_edits), "the dismissal")
+        count = len(ed.next_edits)
+        await asyncio.sleep(2.0)  # ok: watching that nothing more comes (the answer would have ended by now)
     assert result == {"dismissed": True}
     assert len(ed.next_edits) == count and ed.shown_next_edit(URI) is None  # nothing came back after it

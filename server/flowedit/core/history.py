@@ -83,7 +83,6 @@ class EditHistory:
         self.clock = clock
         self.doc = doc
         self.events: deque[EditEvent] = deque(maxlen=limit)
-        self.version = 0
         self.last_line: int | None = None  # where the last change ended: its line in the new text
         self.last_offset: int | None = None  # ... and its offset
 
@@ -120,8 +119,7 @@ class EditHistory:
             self.events.append(EditEvent(now, first, _cut(old), _cut(new)))
 
     def on_version(self, version: int) -> None:
-        """The document reached `version`."""
-        self.version = version
+        """The document reached `version` (nothing to do: an event is placed by lines, not versions)."""
 
     def recent(self, since: float | None = None) -> list[EditEvent]:
         """The events, oldest first (those made at `since` or later only, when given)."""

@@ -17,9 +17,10 @@ and every engine answers with the region as it should read after the next edit.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from flowedit.core.context import CHARS_PER_TOKEN
 from flowedit.core.history import EditEvent, common_ends, render_events
@@ -174,19 +175,29 @@ def region_from_answer(answer: str, ctx_before: str, ctx_after: str, region: str
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 
 
+def _diff(old: str, a: list[str], b: list[str], at: int,
+          refine: Callable[[str, str, int], list[Change]] | None = None) -> list[Change]:
+    """The edits turning `old` (the pieces `a` joined) into the pieces `b` joined, offsets from `at`: each
+    changed block trimmed to the characters that differ, or, with `refine`, a block that replaces as many
+    pieces as it has refined piece by piece."""
+    starts = list(itertools.accumulate(map(len, a), initial=0))
+    out: list[Change] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if refine is not None and tag == "replace" and i2 - i1 == j2 - j1:
+            for k in range(i2 - i1):
+                out += refine(a[i1 + k], b[j1 + k], at + starts[i1 + k])
+            continue
+        change = minimal_change(old, Change(starts[i1], starts[i2], "".join(b[j1:j2])))
+        out.append(Change(change.start + at, change.end + at, change.text))
+    return out
+
+
 def _line_edits(old: str, new: str, at: int) -> list[Change]:
     """The edits turning one line into another, word by word (a renamed name twice on a line is two
     edits, not one spanning the text between)."""
-    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
-    starts = [0]
-    for token in a:
-        starts.append(starts[-1] + len(token))
-    out = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            change = minimal_change(old, Change(starts[i1], starts[i2], "".join(b[j1:j2])))
-            out.append(Change(change.start + at, change.end + at, change.text))
-    return out
+    return _diff(old, _TOKEN.findall(old), _TOKEN.findall(new), at)
 
 
 def settled_region(answer: str, region: str) -> str | None:
@@ -218,23 +229,7 @@ def minimal_edits(old: str, new: str, at: int = 0) -> list[Change]:
     """The smallest edits that turn `old` into `new`: a line diff, a block that changes as many lines as
     it replaces diffed line by line and word by word, any other block trimmed to the characters that
     differ; offsets start at `at`, in order, never overlapping."""
-    if old == new:
-        return []
-    a, b = split_lines(old), split_lines(new)
-    starts = [0]
-    for line in a:
-        starts.append(starts[-1] + len(line))
-    out: list[Change] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        if tag == "replace" and i2 - i1 == j2 - j1:
-            for k in range(i2 - i1):
-                out += _line_edits(a[i1 + k], b[j1 + k], at + starts[i1 + k])
-            continue
-        change = minimal_change(old, Change(starts[i1], starts[i2], "".join(b[j1:j2])))
-        out.append(Change(change.start + at, change.end + at, change.text))
-    return out
+    return [] if old == new else _diff(old, split_lines(old), split_lines(new), at, _line_edits)
 
 
 def reverts(edits: Sequence[Change], text: str, last: EditEvent | None) -> bool:
