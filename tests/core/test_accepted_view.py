@@ -21,7 +21,7 @@ def test_context_and_cursor_in_the_view_equal_those_of_the_accepted_document(tex
     accepted = Document("file:///a.py", text[:start] + inserted + text[end:], 3, "python")
     cursor = start + len(inserted)
     view, at, lo = accepted_view(doc, start, end, inserted, *budget, lines=lines)
-    assert accepted.text[lo:].startswith(view.text) and view.text[:at] == accepted.text[lo:cursor]
+    assert accepted.text[lo:].startswith(str(view.text)) and view.text[:at] == accepted.text[lo:cursor]
     assert (view.uri, view.version, view.language_id) == (doc.uri, doc.version, doc.language_id)
     assert fim_context(view, at, "a.py", *budget) == fim_context(accepted, cursor, "a.py", *budget)
     assert cursor_at(view, at, sample_lines=lines) == cursor_at(accepted, cursor, sample_lines=lines)

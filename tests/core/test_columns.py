@@ -49,11 +49,11 @@ def test_the_index_counts_as_the_whole_text_does_through_edits(text, chunk, data
 @given(TEXT, st.integers(1, 4), st.data())
 def test_positions_in_long_lines_agree_with_an_independent_scan_through_edits(text, chunk, data):
     # chunks of 1–4 code points: a line longer than 2 chunks is already counted from checkpoints
-    doc = Document("file:///t", text, column_chunk=chunk)
+    doc = Document("file:///t", text, column_chunk=chunk, text_chunk=data.draw(st.sampled_from([1, 3, 4096])))
     for _ in range(data.draw(st.integers(0, 6))):
         doc.apply(_edit(data, doc.text, TEXT))
         doc.position_at(data.draw(st.integers(0, len(doc.text))), Encoding.UTF16)  # the index exists from here on
-    text = doc.text
+    text = str(doc.text)
     lines = re.split(r"\r\n|\r|\n", text)
     for enc in Encoding:
         for offset in {0, len(text), *(data.draw(st.integers(0, len(text))) for _ in range(4))}:

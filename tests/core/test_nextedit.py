@@ -182,9 +182,9 @@ def test_history_and_prediction_follow_the_same_document_side_by_side():
     history = EditHistory(lambda: 0.0, doc)
     doc.observers.append(history)
     doc.apply(Change(4, 7, "new"))
-    region = repeat_last_edit(doc.text, history.last)
+    region = repeat_last_edit(str(doc.text), history.last)
     assert region == "a = new(1)\nb = new(2)\n"
-    doc2, prediction = _prediction(doc.text, minimal_edits(doc.text, region))
+    doc2, prediction = _prediction(str(doc.text), minimal_edits(str(doc.text), region))
     assert [(e.start, e.end, e.text) for e in prediction.edits] == [(15, 18, "new")]
 
 

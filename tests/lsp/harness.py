@@ -183,10 +183,10 @@ class Editor:
             text_document=lsp.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
 
     def text(self, uri: str) -> str:
-        return self.docs[uri].text
+        return str(self.docs[uri].text)
 
     def range_of(self, uri: str, start: int, end: int) -> dict[str, Any]:
-        text = self.docs[uri].text
+        text = str(self.docs[uri].text)
         (l1, c1), (l2, c2) = lsp_position(text, start, self.encoding), lsp_position(text, end, self.encoding)
         return {"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}}
 
@@ -267,7 +267,7 @@ class Editor:
 
     # ------------------------------------------------------------------ completions
     def position(self, uri: str, offset: int) -> lsp.Position:
-        line, character = lsp_position(self.docs[uri].text, offset, self.encoding)
+        line, character = lsp_position(str(self.docs[uri].text), offset, self.encoding)
         return lsp.Position(line=line, character=character)
 
     def inline_params(self, uri: str, offset: int, invoked: bool = False) -> lsp.InlineCompletionParams:

@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 from typing import Callable
 from urllib.parse import unquote, urlparse
 
+from flowedit.core.chunks import Text
 from flowedit.core.text import Change, Document
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
@@ -80,7 +81,7 @@ class KeyWatch:
     def __init__(self, doc: Document, on_key: Callable[[], None]) -> None:
         self.doc = doc
         self._on_key = on_key
-        self._held = holds_private_key(doc.text)
+        self._held = holds_private_key(str(doc.text))
         self._stale = False
         if self._held:
             on_key()
@@ -88,10 +89,10 @@ class KeyWatch:
     @property
     def holds_key(self) -> bool:
         if self._stale:
-            self._held, self._stale = holds_private_key(self.doc.text), False
+            self._held, self._stale = holds_private_key(str(self.doc.text)), False
         return self._held
 
-    def on_change(self, change: Change, before: str) -> None:
+    def on_change(self, change: Change, before: Text) -> None:
         if self._held:
             self._stale = True
             return

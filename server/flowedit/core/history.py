@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence
 
+from flowedit.core.chunks import Text
 from flowedit.core.text import Change, Document
 
 MAX_EVENTS = 16  # as Zed's Zeta: the last 16 edit events
@@ -63,9 +64,9 @@ class EditEvent:
         return "\n".join(lines)
 
 
-def _breaks(text: str, start: int, end: int) -> int:
-    """Line breaks in `text[start:end]` (CR LF is one)."""
-    return text.count("\n", start, end) + text.count("\r", start, end) - text.count("\r\n", start, end)
+def _breaks(text: str) -> int:
+    """Line breaks in `text` (CR LF is one)."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
 
 
 def _cut(text: str) -> str:
@@ -86,7 +87,7 @@ class EditHistory:
         self.last_line: int | None = None  # where the last change ended: its line in the new text
         self.last_offset: int | None = None  # ... and its offset
 
-    def on_change(self, change: Change, before: str) -> None:
+    def on_change(self, change: Change, before: Text) -> None:
         """Record `change`, made to `before` (the document holds it already)."""
         if change.start == change.end and not change.text:
             return
@@ -96,7 +97,7 @@ class EditHistory:
         end = change.start + len(change.text)
         last_new = doc.line_of(end)
         hi = doc.line_end(last_new)
-        last = first + _breaks(before, lo, change.end)
+        last = first + _breaks(before[lo : change.end])
         old = before[lo : hi - change.delta]
         new = doc.text[lo:hi]
         now = self.clock()

@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 from flowedit.core.context import CHARS_PER_TOKEN
 from flowedit.core.history import EditEvent, common_ends, render_events
 from flowedit.core.linediff import minimal_change, split_lines
+from flowedit.core.chunks import Text
 from flowedit.core.text import Change, Document, same_effect
 
 REGION_START = "<|editable_region_start|>"
@@ -232,10 +233,11 @@ def minimal_edits(old: str, new: str, at: int = 0) -> list[Change]:
     return [] if old == new else _diff(old, split_lines(old), split_lines(new), at, _line_edits)
 
 
-def reverts(edits: Sequence[Change], text: str, last: EditEvent | None) -> bool:
+def reverts(edits: Sequence[Change], text: str | Text, last: EditEvent | None) -> bool:
     """Whether applying `edits` to `text` would take the last edit's lines back to what they were."""
     if last is None or not edits or last.old == last.new:
         return False
+    text = str(text)  # (a document's text is in chunks)
     after = text
     for e in reversed(sorted(edits, key=lambda e: (e.start, e.end))):
         after = e.apply(after)
@@ -260,7 +262,7 @@ class Prediction:
         """Still worth showing: not dropped, and something left to do."""
         return self.dropped is None and bool(self.edits)
 
-    def on_change(self, change: Change, before: str) -> None:
+    def on_change(self, change: Change, before: Text) -> None:
         """Follow the user's `change`: edits before it shift, edits after it stay; a change with the same
         effect as an edit makes it, typing the start of a predicted edit's new text keeps the rest of it;
         any other change inside an edit drops the whole prediction (as Zed does)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flowedit.core.chunks import Text
 from flowedit.core.text import Change
 
 
@@ -44,7 +45,7 @@ class TrackedRegion:
     def __init__(self, region: Region) -> None:
         self.region = region
 
-    def on_change(self, change: Change, before: str) -> None:
+    def on_change(self, change: Change, before: Text) -> None:
         moved = self.region.rebase_through(change)
         if moved is None:
             r = self.region

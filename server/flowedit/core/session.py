@@ -23,6 +23,7 @@ from flowedit.core.echo import EchoProbe, EditorHabits, InFlight
 from flowedit.core.linediff import block_change, minimal_change
 from flowedit.core.passing import OldText
 from flowedit.core.region import Region
+from flowedit.core.chunks import Text
 from flowedit.core.text import Change, Document, LineEnds, with_line_ends
 
 _batch_ids = itertools.count(1)
@@ -158,7 +159,7 @@ class RewriteSession:
         return self.doc.text[self.region.start : self.region.end]
 
     # ------------------------------------------------------------------ inputs: the editor
-    def on_change(self, change: Change, before: str) -> None:
+    def on_change(self, change: Change, before: Text) -> None:
         """A change of the observed document, in order; `before` is the text it applied to."""
         flight = self._inflight
         if flight is not None and flight.acked is None:
@@ -322,7 +323,7 @@ class RewriteSession:
         undo, then the redo, of a whole rewrite as several line changes, through which no region can be
         followed (the first replaces the region's line, the next insert the rest after it). The
         occurrence nearest to where the region starts; None when the text is not there."""
-        left, text, near = self._left, self.doc.text, self.region.start
+        left, text, near = self._left, str(self.doc.text), self.region.start
         if not left:
             return None
         best, at = None, text.find(left)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol
 
+from flowedit.core.chunks import Text
 from flowedit.core.columns import CHUNK, ColumnIndex, Encoding
 from flowedit.core.lines import LineStarts
 
@@ -96,7 +97,7 @@ class LineEnds:
 class ChangeObserver(Protocol):
     """Something that follows a document's changes (a rewrite session)."""
 
-    def on_change(self, change: Change, before: str) -> None: ...
+    def on_change(self, change: Change, before: Text) -> None: ...
 
     def on_version(self, version: int) -> None: ...
 
@@ -109,11 +110,12 @@ class Document:
     """An open document: its text, version, language and a line index kept up to date incrementally."""
 
     def __init__(self, uri: str, text: str, version: int = 0, language_id: str = "", *,
-                 line_block: int | None = None, column_chunk: int | None = None) -> None:
+                 line_block: int | None = None, column_chunk: int | None = None,
+                 text_chunk: int | None = None) -> None:
         self.uri = uri
         self.language_id = language_id
         self.version = version
-        self.text = text
+        self.text = Text(text, text_chunk)  # in chunks: a wide character widens its chunk, not the document (core/chunks.py)
         self.unsafe: str | None = None  # why this copy may differ from the editor's (a change it could not apply)
         self._starts = LineStarts(_line_starts(text, 0, len(text)), line_block)
         # columns of a line longer than 2 chunks are counted from checkpoints, built at the first one
@@ -289,7 +291,7 @@ class Document:
     def _set(self, change: Change) -> None:
         if change.end > len(self.text):
             raise ValueError(f"change {change.start}..{change.end} past the end ({len(self.text)})")
-        self.text = change.apply(self.text)
+        self.text = self.text.splice(change.start, change.end, change.text)
         self._reindex(change)
         if self._columns is not None:
             self._columns.replace(self.text, change.start, change.end, change.delta)
@@ -309,14 +311,16 @@ class _Predicted:
     after: int  # the version it took the editor to
 
 
-def _line_starts(text: str, lo: int, hi: int) -> list[int]:
+def _line_starts(text: str | Text, lo: int, hi: int) -> list[int]:
     """Line-start offsets p with lo <= p <= hi (0 is a line start when lo == 0)."""
     out = [0] if lo == 0 else []
     scan_from = max(lo - 2, 0)
-    for m in _EOL.finditer(text, scan_from, min(hi + 1, len(text))):
+    window = text[scan_from : hi + 2]  # one past what is scanned: a CR there may be followed by an LF
+    for m in _EOL.finditer(window, 0, min(hi + 1, len(text)) - scan_from):
         p = m.end()
-        if m.group(0) == "\r" and p < len(text) and text[p] == "\n":
+        if m.group(0) == "\r" and p < len(window) and window[p] == "\n":
             continue  # the regex window cut a CRLF in two; the pair ends one further
+        p += scan_from
         if lo <= p <= hi and p > 0:
             out.append(p)
     return out

@@ -146,7 +146,7 @@ class EditorClient:
 
     def text(self, uri: str) -> str:
         """The client's copy of a document."""
-        return self.docs[uri].text
+        return str(self.docs[uri].text)
 
     def range_of(self, uri: str, start: int, end: int) -> dict[str, Any]:
         """The LSP range (as JSON) of code-point offsets `start..end`, in the negotiated encoding."""
@@ -176,7 +176,7 @@ class EditorClient:
         doc = self.docs[uri]
         spans = [(doc.offset_at(Position(**e["range"]["start"]), self.encoding),
                   doc.offset_at(Position(**e["range"]["end"]), self.encoding), e["newText"]) for e in edits]
-        text = doc.text
+        text = str(doc.text)
         for start, end, new in reversed(sorted(spans, key=lambda s: (s[0], s[1]))):
             text = text[:start] + new + text[end:]
         return text

@@ -186,7 +186,7 @@ class InProcess:
             update = getattr(engine, "update_document", None)
             if update is not None:
                 for uri, doc in dirty.items():
-                    update(uri, doc.text)
+                    update(uri, str(doc.text))
 
     async def close(self) -> None:
         for engine, gateway in self._running.values():
