@@ -359,3 +359,47 @@ async def test_every_key_of_a_burst_that_leaves_the_answer_asks_the_model_at_onc
         finally:
             await ed.stop()
     assert shown >= 8 and counters["model_calls"] >= 8, (shown, counters)  # (slack for a loaded machine)
+
+
+async def _typed_past_a_slow_call(tmp_path, along: int, keys: str) -> tuple[list, dict]:
+    """A stand-in with a 300 ms first token: one invoked answer (the server learns the model's pace), `along`
+    keys typed along it, then `keys` at 60 ms that leave it, a request after each; the answers and what the
+    counters gained over the keys."""
+    async with Gateway("never_typed_value(0)", tmp_path, rate=5000, first_token_ms=300) as gw:
+        ed = Editor()
+        await ed.start({"endpoint": gw.url, "inline": {"speculate": False}})
+        try:
+            ed.open(URI, "x = \nprint(x)\n")
+            cursor = len("x = ")
+            assert [i.insert_text for i in await ed.ghost(URI, cursor, invoked=True)] == ["never_typed_value(0)"]
+            for i in range(along):
+                ed.type(URI, cursor, cursor, "never_typed_value(0)"[i])
+                cursor += 1
+                assert [i.insert_text for i in await ed.ghost(URI, cursor)] == ["never_typed_value(0)"[i + 1 :]]
+            before, requests = ed.counters(), []
+            for char in keys:
+                ed.type(URI, cursor, cursor, char)
+                cursor += 1
+                requests.append(asyncio.ensure_future(ed.ghost(URI, cursor)))
+                await asyncio.sleep(0.06)  # ok: the typist's pace, an input
+            answers = [[i.insert_text for i in items] for items in await asyncio.gather(*requests)]
+            after = ed.counters()
+        finally:
+            await ed.stop()
+    return answers, {k: after[k] - before[k] for k in ("model_calls", "asked_again", "interrupted_streams")}
+
+
+async def test_keys_typed_past_a_slow_call_whose_answers_get_left_ask_again_at_once(tmp_path):
+    """Waiting for the running call would show the last key's ghost text up to two first-token times after
+    it (that call's answer, left, then a new one); each key asks again instead, the old call interrupted."""
+    answers, gained = await _typed_past_a_slow_call(tmp_path, 0, "abcde")
+    assert answers == [[]] * 4 + [["never_typed_value(0)"]]
+    assert gained["model_calls"] == 5 and gained["asked_again"] == 4, gained
+
+
+async def test_a_slow_call_is_waited_for_once_the_user_has_been_typing_along_its_answers(tmp_path):
+    """The same keys after the user typed 10 characters along an answer: answers are worth their wait, the
+    call the second key typed past is kept (and left when it answers: the stand-in never agrees)."""
+    answers, gained = await _typed_past_a_slow_call(tmp_path, 10, "ZQ")
+    assert answers == [[], ["never_typed_value(0)"]]
+    assert gained["asked_again"] == 0 and gained["model_calls"] == 2, gained

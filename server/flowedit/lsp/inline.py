@@ -14,6 +14,7 @@ from flowedit.core.debounce import AdaptiveDebounce
 from flowedit.core.exclude import uri_path
 from flowedit.core.fim import (FIM_INSTRUCTIONS, MAX_FOLLOWUPS, FimContext, accepted_view, continues, cursor_at,
                                fim_context, snippet_around, typed_prompt)
+from flowedit.core.patience import Patience
 from flowedit.core.shape import Cursor, complete_enough, shape, wants_completion
 from flowedit.core.text import Document
 from flowedit.model import wire
@@ -39,6 +40,7 @@ class InlineCompleter:
         self.streams: dict[str, ModelStream] = {}
         self.latest: dict[str, asyncio.Future] = {}  # per document: resolved when a newer request arrives
         self.debounce: dict[str, AdaptiveDebounce] = {}
+        self.patience = Patience()  # whether a call typed past before its first token is worth waiting for
         self.shown: dict[int, Suggestion] = {}
         self.recent: dict[str, int] = {}  # uri -> offset of its last edit, most recent last
         self._cut_told_at: float | None = None  # when a cut-off completion was last said (once a minute)
@@ -84,15 +86,19 @@ class InlineCompleter:
         hit = self.cache.get(uri, ctx.prefix, ctx.suffix)
         if hit is not None and hit[1]:
             self.counters.cache_hits += 1
+            if len(hit[1]) < len(hit[0].text):
+                self.patience.typed_after(True)  # the user typed along it
             return hit
         stream, follow, typed = self.streams.get(uri), None, ""
         if stream is not None:
             typed = stream.typed_since(doc, offset)
-            if typed is not None and not stream.failed:
+            if typed is not None and not stream.failed and not self._ask_again(stream, typed):
                 stream.adopted += 1
                 answer = await self._await_answer(stream, typed, superseded)
                 if answer is _SUPERSEDED:
                     return None
+                if typed and not stream.failed:
+                    self.patience.typed_after(answer is not None)
                 if answer is not None and len(answer) > len(typed):
                     return self._remember(stream, typed, answer, reused=True)
                 # (typed to its end, or accepted: what follows needs a call of its own)
@@ -109,6 +115,16 @@ class InlineCompleter:
         if answer is _SUPERSEDED or answer is None:
             return None if answer is _SUPERSEDED else self._empty()
         return self._remember(stream, "", answer)
+
+    def _ask_again(self, stream: ModelStream, typed: str) -> bool:
+        """Whether to leave `stream`, which the user typed past (`typed`) before its first token, for a new
+        call: a wait for it is expected to take longer (core/patience.py)."""
+        if not typed or stream.raw or stream.done:
+            return False
+        if not self.patience.ask_again(asyncio.get_running_loop().time() - stream.started):
+            return False
+        self.counters.asked_again += 1
+        return True
 
     def _empty(self) -> None:
         self.counters.empty += 1
@@ -274,7 +290,9 @@ class InlineCompleter:
         async for event in lane:
             if isinstance(event, wire.OutputTextDelta) and event.delta:
                 now = asyncio.get_running_loop().time()
-                stream.first_token_at = stream.first_token_at or now
+                if stream.first_token_at is None:
+                    stream.first_token_at = now
+                    self.patience.first_token(now - stream.started)
                 stream.tokens += 1
                 stream.raw += event.delta
                 stream.changed.set()

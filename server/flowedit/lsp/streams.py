@@ -38,6 +38,7 @@ class Counters:
     speculative_hits: int = 0  # requests answered by one
     followups: int = 0  # model calls that continued the previous one, sending only the keys typed since
     followup_fallbacks: int = 0  # ... that the endpoint no longer knew: sent again with the whole context
+    asked_again: int = 0  # calls left before their first token for a new one: waiting was expected to be slower
 
     def as_dict(self) -> dict[str, int]:
         return dict(vars(self))
