@@ -313,3 +313,33 @@ async def test_a_next_edit_without_a_template_asks_the_chat_endpoint_with_flowed
                 UpstreamEngine(fake.url, MODEL, next_edit_template="{events} only")
     assert fake.seen[0].body["messages"] == [{"role": "system", "content": "You predict the next edit."},
                                              {"role": "user", "content": "(flowedit's own prompt)"}]
+
+
+async def test_auto_detection_survives_a_dropped_probe_and_asks_again_after_a_failed_one() -> None:
+    """llama.cpp's `/props` on a keep-alive connection the server had closed (CI saw the mode settle on
+    `suffix` for good after one such failure): asked once more at once; failing twice, the request goes
+    without and the next request asks again."""
+    drops = {"left": 1}
+
+    def props() -> Reply:
+        if drops["left"]:
+            drops["left"] -= 1
+            return Reply(pieces=[b'{"default_gen'], content_type="application/json", then="drop")
+        return Reply(pieces=[LLAMACPP_PROPS], content_type="application/json", chunked=False)
+
+    def handle(seen: Seen) -> Reply:
+        if seen.path == "/props":
+            return props()
+        return routes(infill=Reply(pieces=llamacpp_infill(["w"])),
+                      v1_completions=Reply(pieces=ollama_completion(["s"])))(seen)
+
+    async with FakeUpstream(handle) as fake:
+        async with UpstreamEngine(fake.url, MODEL) as engine:
+            assert await collect(engine, completion()) == "w"  # dropped, asked again: llama.cpp's infill
+        assert [s.path for s in fake.seen] == ["/props", "/props", "/infill"]
+        fake.seen.clear()
+        drops["left"] = 2
+        async with UpstreamEngine(fake.url, MODEL) as engine:
+            assert await collect(engine, completion()) == "s"  # no answer twice: the suffix form, this once
+            assert await collect(engine, completion()) == "w"  # ... and the next request asked again
+        assert [s.path for s in fake.seen] == ["/props", "/props", "/v1/completions", "/props", "/infill"]

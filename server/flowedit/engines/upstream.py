@@ -315,12 +315,26 @@ class UpstreamEngine:
             raise
 
     async def _probe(self) -> FimMode:
-        try:
-            response = await self.http.get(self.base_url + "/props", timeout=self._timeout.connect)
-        except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
-            raise self._unavailable(exc) from None
-        except httpx2.HTTPError:
-            return "suffix"
+        why: Exception | None = None
+        for _ in range(2):
+            try:
+                response = await self.http.get(self.base_url + "/props", timeout=self._timeout.connect)
+            except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
+                raise self._unavailable(exc) from None
+            except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
+                why = exc  # (a pooled keep-alive connection the server had closed: once more, on a new one)
+            except httpx2.HTTPError as exc:
+                why = exc
+                break
+            else:
+                return self._mode(response)
+        # no answer this time: this request goes without (the suffix form), the next one asks again
+        log.info("asking the upstream %s for /props failed (%s): FIM mode suffix for now", self._shown_url,
+                 _reason(why) if why else "?")
+        self._detected = None
+        return "suffix"
+
+    def _mode(self, response: httpx2.Response) -> FimMode:
         try:
             props = response.json() if response.status_code == 200 else None
         except ValueError:
