@@ -144,12 +144,8 @@ class Document:
         nxt = self._starts[line + 1] if line + 1 < len(self._starts) else len(self.text)
         if with_eol:
             return nxt
-        end = nxt
-        if end > self._starts[line] and self.text[end - 1] == "\n":
-            end -= 1
-        if end > self._starts[line] and self.text[end - 1] == "\r":
-            end -= 1
-        return end
+        tail = self.text[max(self._starts[line], nxt - 2) : nxt]  # its terminator if it has one: one read
+        return nxt - 2 if tail == "\r\n" else nxt - 1 if tail.endswith(("\n", "\r")) else nxt
 
     def line_text(self, line: int) -> str:
         """The text of `line` without its terminator."""

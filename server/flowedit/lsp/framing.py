@@ -22,6 +22,7 @@ MAX_HEADER_BYTES = 64 * 1024  # a header block (without its body) is never this 
 _PARTIAL = re.compile(rb"C(?:o(?:n(?:t(?:e(?:n(?:t(?:-(?:L(?:e(?:n(?:g(?:t(?:h(?::[ \t]*\d*\r?)?)?)?)?)?)?)?)?)?)?)?)?)?)?",
                       re.IGNORECASE)
 _PARTIAL_MAX = 48  # longer than any such prefix
+_C = re.compile(rb"[Cc]")
 _TAIL = 64  # what is kept of skipped bytes, so that a header cut across reads is still found
 
 
@@ -108,7 +109,9 @@ class Framer:
         buf = self._buf
         if len(buf) >= size + _PARTIAL_MAX:
             return False
-        return any(_PARTIAL.fullmatch(buf, p) for p in range(max(0, size - _PARTIAL_MAX), size))
+        # (such a start is a "C": only where one is, not at each of the last 48 bytes — 48 regex calls a
+        # message were ~5 % of the server's time in a streamed rewrite)
+        return any(_PARTIAL.fullmatch(buf, c.start()) for c in _C.finditer(buf, max(0, size - _PARTIAL_MAX), size))
 
     def _cut(self, out: list[bytes | Problem], at: int) -> bool:
         """A header begins `at` bytes into a body declared longer: the body ends there."""
