@@ -27,7 +27,9 @@ async def _type_diverging(keys: str, **settings: Any) -> tuple[Recording, list[l
     engine = Recording("never_typed_value(0)", rate=5000)
     async with Gateway(engine) as gateway:
         ed = Editor(inline=True)
-        await ed.start({"endpoint": gateway.url, "inline": {"speculate": False}, **settings})
+        # (no next edits: a pause of 100 ms between keys, on a loaded machine, asked for one — CI saw it)
+        await ed.start({"endpoint": gateway.url, "inline": {"speculate": False}, "next_edit": {"enabled": False},
+                        **settings})
         try:
             ed.open(URI, TEXT)
             answers = [[i.insert_text for i in await ed.ghost(URI, CURSOR)]]
@@ -76,7 +78,7 @@ async def test_typing_elsewhere_sends_the_whole_context_again():
     engine = Recording("never_typed_value(0)", rate=5000)
     async with Gateway(engine) as gateway:
         ed = Editor(inline=True)
-        await ed.start({"endpoint": gateway.url, "inline": {"speculate": False}})
+        await ed.start({"endpoint": gateway.url, "inline": {"speculate": False}, "next_edit": {"enabled": False}})
         try:
             ed.open(URI, TEXT)
             await ed.ghost(URI, CURSOR)
