@@ -99,7 +99,7 @@ def _check_common(editor: SimEditor, server: SimServer) -> list:
     assert len(evs) == 1, evs
     assert isinstance(evs[0], (Conflict, Finished)), evs
     event(type(evs[0]).__name__)
-    event(f"batches overtaken by typing: {'some' if server.session._races else 'none'}")
+    event(f"batches overtaken by typing: {'some' if server.session.refusals.races else 'none'}")
     event(f"editor applied {min(editor.server_edits_applied, 3)}{'+' if editor.server_edits_applied >= 3 else ''}")
     if isinstance(evs[0], Conflict):
         assert editor.user_touched_region

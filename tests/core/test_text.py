@@ -220,3 +220,18 @@ def test_the_line_end_style_is_the_first_terminator_through_changes(text, data):
         doc.apply(Change(a, data.draw(st.integers(a, len(doc.text))), data.draw(TEXT)))
     first = re.search(r"\r\n|\r|\n", str(doc.text))
     assert doc.eol() == (first.group(0) if first else "\n")
+
+
+def test_an_offset_between_a_cr_and_its_lf_moves_past_the_lf_and_no_other_moves():
+    from flowedit.core.text import off_crlf
+    text = "a\r\nb\rc\n"
+    assert [off_crlf(text, i) for i in range(len(text) + 1)] == [0, 1, 3, 3, 4, 5, 6, 7]
+    assert off_crlf(Document("u", text).text, 2) == 3  # the chunked text as well
+
+
+def test_the_nearest_occurrence_wins_and_an_empty_needle_is_nowhere():
+    from flowedit.core.region import nearest
+    text = "xab..ab....ab"
+    assert nearest(text, "ab", 0) == Region(1, 3) and nearest(text, "ab", 6) == Region(5, 7)
+    assert nearest(text, "ab", 12) == Region(11, 13) and nearest(text, "zz", 3) is None
+    assert nearest(text, "", 3) is None

@@ -36,6 +36,19 @@ class Region:
         return Region(self.start, self.end + delta)
 
 
+def nearest(text: str, needle: str, near: int) -> Region | None:
+    """The occurrence of `needle` in `text` nearest to offset `near`; None if there is none (or `needle`
+    is empty)."""
+    if not needle:
+        return None
+    best, at = None, text.find(needle)
+    while at != -1:
+        if best is None or abs(at - near) < abs(best - near):
+            best = at
+        at = text.find(needle, at + 1)
+    return None if best is None else Region(best, best + len(needle))
+
+
 class TrackedRegion:
     """A region kept up to date while a document changes (observer of `Document`).
 

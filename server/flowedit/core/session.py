@@ -16,15 +16,16 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field, replace
 
+from flowedit.core.answer import Answer
+from flowedit.core.chunks import Text
+from flowedit.core.diffstream import DiffFormatError
+from flowedit.core.echo import EchoProbe, EditorHabits, InFlight
 from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Mode, Reverted,
                                   RevertFailed, SessionEvent, SessionLimits, State)
-from flowedit.core.diffstream import Block, DiffFormatError, DiffStream, Hunk
-from flowedit.core.echo import EchoProbe, EditorHabits, InFlight
-from flowedit.core.linediff import block_change, minimal_change
 from flowedit.core.passing import OldText
-from flowedit.core.region import Region
-from flowedit.core.chunks import Text
-from flowedit.core.text import Change, Document, LineEnds, with_line_ends
+from flowedit.core.refusals import Refusals
+from flowedit.core.region import Region, nearest
+from flowedit.core.text import Change, Document, off_crlf
 
 _batch_ids = itertools.count(1)
 
@@ -50,31 +51,18 @@ class RewriteSession:
         self.events: list[SessionEvent] = []
         self.batches_sent = 0
         self.batches_applied = 0
-        self._answer = ""  # replace mode: the current answer's text received so far
-        self._written = 0  # replace mode: how much of it is in the document
-        self._old = self._old_text(self.original)  # replace mode: what the answer replaces as it passes it
-        self._tail_gone = False  # replace mode: what was left of the old text is removed
-        self._diff, self._diff_blank = DiffStream(), True
-        self._blocks: list[tuple[int, Block]] = []  # (hunk number, block) in order
-        self._hunks = 0
         self._epoch = 0  # bumped by redirect: which answer a batch belongs to
-        self._applied_blocks = 0
-        self._line_shift = 0
-        self._model_done = False
         self._ended: SessionEvent | None = None  # how it ended last (resume() goes on after some)
         self._pending_stop: SessionEvent | None = None
         self._inflight: InFlight | None = None
         self._probe: EchoProbe | None = None  # the batch in flight awaits the first notification after its version
-        self._refusals = 0
-        self._races = 0
-        self._refused: tuple[int, float] | None = None  # (version, time) of the last refusal
-        self._stale: tuple[float, float, int] | None = None  # refusals "for an older version": (first, last, n)
+        self.refusals = Refusals(self.limits)
         self._version = self.doc.version
         self._eol = self.doc.eol()
         # the line ends the editor writes: where it normalises them to its buffer's, whose EOL the text
         # need not show (a one-line file; a CRLF file in a buffer set to LF), the first echo of one shows it
         self._eol_known = not self.habits.normalises_eol
-        self._line_ends = LineEnds(self._eol)
+        self.answer = Answer(self.mode, self._old_text(self.original), self._eol)  # what the model said, what is written
         self.doc.observers.append(self)
 
     # ------------------------------------------------------------------ inputs: the model
@@ -82,30 +70,20 @@ class RewriteSession:
         """A chunk of the model's answer."""
         if self.state is not State.STREAMING or not text:
             return
-        if self.mode is Mode.REPLACE:
-            self._answer += self._line_ends.feed(text)
-            return
-        self._diff_blank = self._diff_blank and not text.strip()
         try:
-            hunks = self._diff.feed(text)
+            self.answer.feed(text)
         except DiffFormatError as exc:
             self._stop(Failed(f"the model's diff is malformed: {exc}"))
-            return
-        self._queue_hunks(hunks)
 
     def finish(self) -> None:
         """The model's answer is complete."""
         if self.state is not State.STREAMING:
             return
-        if self.mode is Mode.DIFF and not self._diff_blank:  # an empty diff means "no change"
-            try:
-                self._queue_hunks(self._diff.finish())
-            except DiffFormatError as exc:
-                self._stop(Failed(f"the model's diff is malformed: {exc}"))
-                return
-        if self.mode is Mode.REPLACE:
-            self._answer += self._line_ends.feed("", final=True)
-        self._model_done = True
+        try:
+            self.answer.finish()
+        except DiffFormatError as exc:
+            self._stop(Failed(f"the model's diff is malformed: {exc}"))
+            return
         self._maybe_finish()
 
     def fail(self, reason: str) -> None:
@@ -121,12 +99,9 @@ class RewriteSession:
         if self.state is not State.STREAMING:
             raise RuntimeError(f"cannot redirect a session that is {self.state.value}")
         self._epoch += 1  # a batch still in flight belongs to the old answer
-        self._refused, self._refusals, self._line_ends = None, 0, LineEnds(self._eol)
-        self._answer, self._written, self._tail_gone = "", 0, False
-        self._old = self._old_text(self.doc.text[self.region.start : self.region.end])  # the partial answer, in turn
-        self._diff, self._diff_blank = DiffStream(), True
-        self._blocks, self._applied_blocks, self._line_shift, self._hunks = [], 0, 0, 0
-        self._model_done = False
+        self.refusals.forget()
+        # the next answer replaces what is there: the partial answer, in turn
+        self.answer = Answer(self.mode, self._old_text(self.doc.text[self.region.start : self.region.end]), self._eol)
 
     @property
     def resumable(self) -> bool:
@@ -148,10 +123,8 @@ class RewriteSession:
         if self.doc.text[self.region.start : self.region.end] != self._left:
             raise RuntimeError("the selection was edited since the rewrite stopped")
         self.state = State.STREAMING
-        self._answer = self._answer[: self._written]
-        self._refused, self._refusals, self._line_ends = None, 0, LineEnds(self._eol)
-        self._model_done = False
-        return self._answer
+        self.refusals.forget()
+        return self.answer.resume()
 
     @property
     def answer_text(self) -> str:
@@ -179,15 +152,12 @@ class RewriteSession:
 
     def _learn_eol(self, flight: InFlight, as_applied: Change, eol: str) -> None:
         """The editor writes line breaks as `eol`: the batch in flight landed as `as_applied`."""
-        if self.mode is Mode.REPLACE and not flight.batch.revert:
-            old, w = self._answer, self._written
+        if not flight.batch.revert:
             region, written, *rest = flight.snapshot
-            self._written = len(with_line_ends(old[:w], eol))
-            flight.advance = len(with_line_ends(old[w : w + flight.advance], eol))
-            flight.snapshot = (region, len(with_line_ends(old[:written], eol)), *rest)
-            self._answer = with_line_ends(old, eol)
+            flight.advance, written = self.answer.learn_eol(eol, flight.advance, written)
+            flight.snapshot = (region, written, *rest)
         flight.batch = replace(flight.batch, change=as_applied)
-        self._eol = self._line_ends.eol = eol
+        self._eol = self.answer.line_ends.eol = eol
 
     def _not_applied(self, *, race: bool = True) -> None:
         """The batch in flight did not land: the changes held while deciding were the user's."""
@@ -195,7 +165,7 @@ class RewriteSession:
         held, self._probe = (self._probe.held if self._probe else []), None
         if flight is not None and not flight.dead:
             flight.dead = True
-            self._races += race
+            self.refusals.races += race
         for change in held:
             self._user_change(change)
         if flight is not None and flight.acked is not None and self._inflight is flight:
@@ -218,10 +188,7 @@ class RewriteSession:
         self._version = version
         if self._probe is not None and self._probe.held:  # the first notification after the batch did not hold it
             self._not_applied()
-        if self._refused is not None and version != self._refused[0] and (self._refusals or self._stale):
-            # the refusal is explained: the user typed while the edit was on its way; that is a race
-            self._refusals, self._stale = 0, None
-            self._races += 1
+        self.refusals.version(version)
 
     def acknowledge(self, batch_id: int, applied: bool, now: float, *, stale: bool = False) -> None:
         """The editor answered the `workspace/applyEdit` of batch `batch_id`; `stale`: it refused it for
@@ -240,8 +207,7 @@ class RewriteSession:
             # text is right, the bookkeeping is not. Rewind it and take every change since as the user's.
             self._restore(flight.snapshot, same_answer=flight.epoch == self._epoch)
             flight.echoed = False
-            self._refusals += 1
-            self._refused = (flight.batch.version, now)
+            self.refusals.refused(flight.batch.version, now)
             flight.dead = True
             for change in flight.since:
                 self._user_change(change)
@@ -249,16 +215,11 @@ class RewriteSession:
                 self._resolve()
             return
         if not applied and not flight.echoed and not flight.dead:
-            if stale:  # not a failure: the answer waits (buffered) for the editor to report the typing
-                first, _, count = self._stale or (now, now, 0)
-                self._stale = (first, now, count + 1)
-            else:
-                self._refusals += 1
-            self._refused = (flight.batch.version, now)
+            self.refusals.refused(flight.batch.version, now, stale=stale)
             self._not_applied(race=False)
             return
         elif applied and flight.echoed:
-            self._refusals = 0
+            self.refusals.count = 0
         if flight.echoed or flight.dead:
             self._resolve()
 
@@ -304,34 +265,21 @@ class RewriteSession:
         if self not in self.doc.observers:
             return "the document was closed since"
         # after a conflict the region's ends may fall between a CR and its LF: no LSP position names that
-        start = self._off_crlf(self.region.start)
-        self.region = Region(start, max(start, self._off_crlf(self.region.end)))
+        start = off_crlf(self.doc.text, self.region.start)
+        self.region = Region(start, max(start, off_crlf(self.doc.text, self.region.end)))
         # what the user did inside is dropped, unless it left the text as the rewrite did or as it was
         # (VS Code's undo, then its redo, of the whole rewrite)
         now = self.doc.text[self.region.start : self.region.end]
         if now != self._left and now != self.original:
-            found = self._find_left()
+            # Neovim reports the undo, then the redo, of a whole rewrite as several line changes, through
+            # which no region can be followed: the text the rewrite left is looked for, nearest first
+            found = nearest(str(self.doc.text), self._left, self.region.start)
             if found is not None:
                 self.region, now = found, self._left
         self.dirty = now != self._left and now != self.original
         self.state = State.REVERTING
-        self._refusals = 0
+        self.refusals.count = 0
         return None
-
-    def _find_left(self) -> Region | None:
-        """Where the text the rewrite left is now, when the region lost track of it: Neovim reports the
-        undo, then the redo, of a whole rewrite as several line changes, through which no region can be
-        followed (the first replaces the region's line, the next insert the rest after it). The
-        occurrence nearest to where the region starts; None when the text is not there."""
-        left, text, near = self._left, str(self.doc.text), self.region.start
-        if not left:
-            return None
-        best, at = None, text.find(left)
-        while at != -1:
-            if best is None or abs(at - near) < abs(best - near):
-                best = at
-            at = text.find(left, at + 1)
-        return None if best is None else Region(best, best + len(left))
 
     # ------------------------------------------------------------------ outputs
     def poll(self, now: float) -> EditBatch | None:
@@ -345,15 +293,15 @@ class RewriteSession:
             return None
         if self.state not in (State.STREAMING, State.REVERTING):
             return None
-        if self._refused is not None and self._version == self._refused[0] \
-                and now - self._refused[1] < self._retry_after():
+        retry_at = self.refusals.retry_at(self._version)
+        if retry_at is not None and now < retry_at:
             return None
         change, advance = self._next_change()
         if change is None:
-            self._refused = None  # nothing to resend: no retry timer either
+            self.refusals.last = None  # nothing to resend: no retry timer either
             return None
         batch = EditBatch(next(_batch_ids), self.doc.uri, self._version, change, revert=self.state is State.REVERTING)
-        final = self.mode is Mode.REPLACE and self.state is State.STREAMING and self._model_done and bool(self._answer)
+        final = self.state is State.STREAMING and self.answer.final
         self._inflight = InFlight(batch, self.doc.text[change.start : change.end], now, advance, self._epoch,
                                    final=final, snapshot=self._bookkeeping())
         if self._inflight.before == change.text:
@@ -372,9 +320,8 @@ class RewriteSession:
         flight = self._inflight
         if flight is not None:
             return flight.sent_at + self.limits.echo_timeout_s if flight.acked and not flight.echoed else None
-        if self._refused is not None and self.state in (State.STREAMING, State.REVERTING) \
-                and self._version == self._refused[0]:
-            return self._refused[1] + self._retry_after()
+        if self.state in (State.STREAMING, State.REVERTING):
+            return self.refusals.retry_at(self._version)
         return None
 
     def pop_events(self) -> list[SessionEvent]:
@@ -384,72 +331,31 @@ class RewriteSession:
 
     # ------------------------------------------------------------------ internals
     def _next_change(self) -> tuple[Change | None, int]:
-        r = self.region
         if self.state is State.REVERTING:
-            return Change(r.start, r.end, self.original), 0
-        if self.mode is Mode.REPLACE:
-            tail = self._answer[self._written :]
-            final = self._model_done and bool(self._answer)  # an empty answer keeps the code
-            if not tail and (self._tail_gone or not final):
-                return None, 0
-            gap, rest = self._old.layout(self._answer, self._eol, final)
-            now_gap, now_rest = self._old.layout(self._answer[: self._written], self._eol, self._tail_gone)
-            written = self._answer[: self._written]
-            if self.doc.text[r.start : r.end] == written + now_gap + now_rest:  # a C-speed check
-                # only the seam between the answer and the old text changes: a small window to trim
-                change = Change(r.start + len(written), r.end - len(rest), tail + gap)
-            else:  # (never seen: the region holds something else) the whole region, trimmed
-                change = Change(r.start, r.end, self._answer + gap + rest)
-            return minimal_change(self.doc.text, change), len(tail)
-        if self._applied_blocks >= len(self._blocks):
-            return None, 0
-        number, block = self._blocks[self._applied_blocks]
+            return Change(self.region.start, self.region.end, self.original), 0
         try:
-            return block_change(self.doc.text, self.region, block, self._line_shift, self._eol), 1
+            return self.answer.next_change(self.doc, self.region, self._eol)
         except ValueError as exc:
-            self._stop(Failed(f"hunk {number} of the model's diff does not apply: {exc}"), force=True)
+            self._stop(Failed(str(exc)), force=True)
             return None, 0
-
-    def _retry_after(self) -> float:
-        """Seconds before resending a refused edit when no newer version shows up: longer each time the
-        editor says its own version is newer (it will report the typing when the user pauses)."""
-        if self._stale is None:
-            return self.limits.refusal_retry_s
-        return min(self.limits.refusal_retry_s * 2 ** (self._stale[2] - 1), 2.0)
-
-    def _off_crlf(self, offset: int) -> int:
-        """`offset`, moved past the LF if it fell between a CR and its LF (no LSP position names that)."""
-        text = self.doc.text
-        return offset + 1 if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n" else offset
 
     def _old_text(self, text: str) -> OldText:
         start = self.region.start
         return OldText(text, start == 0 or self.doc.text[start - 1] in "\r\n")
 
-    def _queue_hunks(self, hunks: list[Hunk]) -> None:
-        for hunk in hunks:
-            self._hunks += 1
-            self._blocks.extend((self._hunks, block) for block in hunk.blocks)
-
     def _bookkeeping(self) -> tuple:
-        return (self.region, self._written, self._tail_gone, self._line_shift, self._applied_blocks,
-                self.batches_applied, self._left)
+        return self.region, self.answer.snapshot(), self.batches_applied, self._left
 
     def _restore(self, snapshot: tuple, same_answer: bool) -> None:
-        region, written, tail_gone, line_shift, applied_blocks, self.batches_applied, self._left = snapshot
-        self.region = region
+        self.region, written, self.batches_applied, self._left = snapshot
         if same_answer:  # after a redirect the answer's own counters belong to the new answer
-            self._written, self._tail_gone, self._line_shift, self._applied_blocks = (
-                written, tail_gone, line_shift, applied_blocks)
+            self.answer.restore(written)
 
     def _on_applied(self, flight: InFlight, *, sent: bool = True) -> None:
         change = flight.batch.change
         if sent:  # a no-op is done without being sent: it proves nothing about the editor
             self.batches_applied += 1
-            self._refusals = 0
-            self._races = 0
-            self._refused = None
-            self._stale = None
+            self.refusals.landed()
         if flight.batch.revert:
             self.region = Region(self.region.start, self.region.start + len(self.original))
             if self.state is not State.REVERTED:  # (declared already when the editor said it applied it)
@@ -460,28 +366,15 @@ class RewriteSession:
         self._left = self.doc.text[self.region.start : self.region.end]
         if flight.epoch != self._epoch:
             return
-        if self.mode is Mode.REPLACE:
-            self._written += flight.advance
-            self._tail_gone = self._tail_gone or flight.final
-        else:
-            _, block = self._blocks[self._applied_blocks]
-            self._line_shift += len(block.new) - len(block.old)
-            self._applied_blocks += flight.advance
+        self.answer.applied(flight.advance, flight.final)
 
     def _resolve(self) -> None:
         flight = self._inflight
         self._inflight = None
         if flight is not None and flight.dead:
-            what = "revert" if flight.batch.revert else "edit"
-            if self._refusals >= self.limits.max_refusals:
-                self._stop(Failed(f"the editor refused the {what} {self._refusals} times"), force=True)
-                return
-            if self._stale is not None and self._stale[1] - self._stale[0] > self.limits.stale_refusal_s:
-                self._stop(Failed(f"for {self._stale[1] - self._stale[0]:.0f} s the editor refused the {what} "
-                                  "for an older version without reporting a change"), force=True)
-                return
-            if self._races > self.limits.max_races:
-                self._stop(Failed("the document kept changing under every edit"), force=True)
+            why = self.refusals.give_up("revert" if flight.batch.revert else "edit")
+            if why is not None:
+                self._stop(Failed(why), force=True)
                 return
         if self._pending_stop is not None:
             event, self._pending_stop = self._pending_stop, None
@@ -490,11 +383,8 @@ class RewriteSession:
         self._maybe_finish()
 
     def _maybe_finish(self) -> None:
-        if self.state is State.STREAMING and self._model_done and self._inflight is None:
-            done = (self._written >= len(self._answer) and (self._tail_gone or not self._answer)) \
-                if self.mode is Mode.REPLACE else self._applied_blocks >= len(self._blocks)
-            if done:
-                self._end(Finished("the whole answer is in the document"))
+        if self.state is State.STREAMING and self.answer.done and self._inflight is None and self.answer.complete:
+            self._end(Finished("the whole answer is in the document"))
 
     def _stop(self, event: SessionEvent, *, force: bool = False) -> None:
         if self.state in (State.DONE, State.REVERTED):

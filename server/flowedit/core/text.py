@@ -69,6 +69,11 @@ def compose(first: Change, then: Change, current: str) -> Change:
     return Change(a, first.end + (b - t_end), current[a : then.start] + then.text + current[then.end : b])
 
 
+def off_crlf(text: str | Text, offset: int) -> int:
+    """`offset`, moved past the LF if it fell between a CR and its LF (no LSP position names that)."""
+    return offset + 1 if 0 < offset < len(text) and text[offset - 1 : offset + 1] == "\r\n" else offset
+
+
 def with_line_ends(text: str, eol: str) -> str:
     """`text` with every line break (CR LF, lone CR, lone LF) written as `eol`."""
     return _EOL.sub(eol, text) if ("\r" in text or eol != "\n") else text
