@@ -93,6 +93,7 @@ class SimEditor:
     left_text: str | None = None  # the region's text as the server's last edit left it (None: the selection)
     refuse_all: bool = False
     server_edits_applied: int = 0
+    skipped_but_acked: int = 0  # Neovim 0.7: edits for an older version skipped, answered "applied"
     buffer_eol: str | None = None  # VS Code: every inserted line break becomes the buffer's EOL
 
     @property
@@ -159,6 +160,7 @@ class SimEditor:
         if version != self.version:
             if self.behaviour == "nvim07" and version < self.version:
                 self.outbox.append(("ack", batch_id, True))  # skipped, but says applied
+                self.skipped_but_acked += 1
                 return
             self.outbox.append(("ack", batch_id, False, self.behaviour == "eglot"))
             return
