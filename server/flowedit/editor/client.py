@@ -28,6 +28,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from flowedit import __version__
+from flowedit.editor.inline import InlineCompletions
 from flowedit.editor.records import AppliedEdit, InlineAnswer, RewriteWatch, ServerGone
 from flowedit.core.plain import plain
 from flowedit.core.text import Change, Document, Encoding, Position
@@ -39,10 +40,9 @@ NEXT_EDIT, CURSOR = "flowedit/nextEdit", "flowedit/cursor"
 T = TypeVar("T")
 SERVER_COMMAND = (sys.executable, "-m", "flowedit.cli", "lsp", "--log-level", "WARNING")
 STOP_TIMEOUT_S = 5.0
-PARTIAL_ACCEPT = "textDocument/didPartiallyAcceptCompletion"
 
 
-class EditorClient:
+class EditorClient(InlineCompletions):
     """An editor stand-in over stdio; see the module docstring.
 
     `on_edit` is called after every applied edit (the document already holds it). `messages` collects
@@ -202,83 +202,6 @@ class EditorClient:
         or still to come, that `predicate` accepts."""
         return await self.until(
             lambda: next((m for m in (self.questions if question else self.messages) if predicate(m)), None), timeout)
-
-    # ------------------------------------------------------------------ inline completions
-    async def inline(self, uri: str, offset: int, *, invoked: bool = False, timeout: float = 30) -> InlineAnswer:
-        """Ask for ghost text at code-point `offset` (automatic trigger unless `invoked`).
-
-        Cancelling the call sends `$/cancelRequest` for it; the late answer is then dropped.
-        """
-        kind = lsp.InlineCompletionTriggerKind.Invoked if invoked else lsp.InlineCompletionTriggerKind.Automatic
-        params = lsp.InlineCompletionParams(
-            text_document=lsp.TextDocumentIdentifier(uri=uri), position=self.position(uri, offset),
-            context=lsp.InlineCompletionContext(trigger_kind=kind))
-        msg_id = f"inline-{next(self._request_ids)}"
-        sent_at, seen = time.perf_counter(), {}
-
-        def arrived(_: Any) -> None:  # runs as the answer is read, before later messages: exact time and status
-            seen.update(at=time.perf_counter(), statuses=len(self.statuses))
-
-        future = self._client.protocol.send_request(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id=msg_id)
-        future.add_done_callback(arrived)
-        answer = asyncio.shield(asyncio.wrap_future(future))  # cancelling us must not cancel pygls' future
-        answer.add_done_callback(_retrieve)  # a cancelled request's error answer is nobody's concern
-        try:
-            result = await self._guard(answer, timeout)
-        except asyncio.CancelledError:
-            if not self._client.stopped:
-                self._client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
-            raise
-        latency_ms = (seen["at"] - sent_at) * 1000
-        items = list(result.items if isinstance(result, lsp.InlineCompletionList) else (result or []))
-        if not items:
-            return InlineAnswer(None, latency_ms)
-        text = items[0].insert_text
-        return InlineAnswer(text if isinstance(text, str) else text.value, latency_ms, items[0],
-                            self._source(seen["statuses"]))
-
-    def _source(self, statuses: int) -> str:
-        """Which counter the request that sent status number `statuses` moved: cache, reuse or model."""
-        before, now = (self.statuses[i].get("completion") or {} if i >= 0 else {} for i in (statuses - 2, statuses - 1))
-        for key, source in (("cache_hits", "cache"), ("reuse_hits", "reuse")):
-            if now.get(key, 0) > before.get(key, 0):
-                return source
-        return "model"
-
-    def partially_accept(self, uri: str, offset: int, answer: InlineAnswer, chars: int) -> None:
-        """Accept the first `chars` code points of `answer` shown at `offset`: insert them (`didChange`)
-        and tell the server how much was taken (`acceptedLength` in the negotiated encoding's units)."""
-        if answer.item is None or answer.text is None:
-            raise ValueError("nothing was shown: there is nothing to accept")
-        accepted = answer.text[:chars]
-        self._client.protocol.notify(PARTIAL_ACCEPT, {
-            "item": self._client.protocol._converter.unstructure(answer.item),
-            "acceptedLength": self.encoding.units(accepted)})
-        self.type(uri, offset, offset, accepted)
-
-    async def accept(self, uri: str, answer: InlineAnswer, timeout: float = 30) -> None:
-        """Accept all of `answer` like an editor's Tab: its range replaced by its text (`didChange`),
-        then its command run (the server counts the accept)."""
-        item = answer.item
-        if item is None or answer.text is None:
-            raise ValueError("nothing was shown: there is nothing to accept")
-        doc = self.docs[uri]
-        r = item.range
-        assert r is not None, "the server always sends the range of its ghost text"
-        start = doc.offset_at(Position(r.start.line, r.start.character), self.encoding)
-        end = doc.offset_at(Position(r.end.line, r.end.character), self.encoding)
-        self.type(uri, start, end, answer.text)
-        if item.command is not None:
-            await self._guard(self._client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-                command=item.command.command, arguments=item.command.arguments)), timeout)
-
-    def counters(self) -> dict[str, int]:
-        """The completion counters of the latest `flowedit/status` (current once an `inline()` returned:
-        the server sends them before its answer)."""
-        for status in reversed(self.statuses):
-            if status.get("completion"):
-                return dict(status["completion"])
-        return {}
 
     # ------------------------------------------------------------------ rewrites
     async def rewrite(self, uri: str, start: int, end: int, *, instruction: str | None = None,
@@ -442,8 +365,3 @@ class EditorClient:
         self._log_tail.append(text)
         if self.on_log is not None:
             self.on_log(text)
-
-
-def _retrieve(future: asyncio.Future) -> None:
-    if not future.cancelled():
-        future.exception()
