@@ -26,12 +26,8 @@ class Text:
     __slots__ = ("_chunks", "_starts", "_len", "_wide", "_size")
 
     def __init__(self, text: str = "", chunk: int | None = None) -> None:
-        size = chunk or CHUNK
-        self._size = size
-        self._set([text[i : i + size] for i in range(0, len(text), size)])
-
-    def _set(self, chunks: list[str]) -> None:
-        self._chunks = chunks
+        size = self._size = chunk or CHUNK
+        self._chunks = chunks = [text[i : i + size] for i in range(0, len(text), size)]
         self._starts = [0, *accumulate(len(c) for c in chunks)]  # _starts[i]: offset of chunk i; last: length
         self._len = self._starts[-1]
         self._wide = sum(not c.isascii() for c in chunks)  # chunks that are not ASCII
@@ -89,15 +85,9 @@ class Text:
     __hash__ = None  # type: ignore[assignment]  (compared by content, like the str it stands for)
 
     def __contains__(self, sub: str) -> bool:
+        # (without it, `in` would walk the text character by character through __getitem__ and find no
+        # substring longer than one character)
         return sub in str(self)
-
-    def endswith(self, suffix: str) -> bool:
-        return self[max(self._len - len(suffix), 0) :] == suffix
-
-    def count(self, sub: str) -> int:
-        if len(sub) == 1:  # a character never spans two chunks
-            return sum(c.count(sub) for c in self._chunks)
-        return str(self).count(sub)
 
     # ------------------------------------------------------------------ changing
     def splice(self, start: int, end: int, new: str) -> Text:
