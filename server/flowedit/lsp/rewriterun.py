@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flowedit.core.session import Finished, Interrupted, RewriteSession, SessionEvent
+from flowedit.core.session import Finished, Interrupted, RewriteSession, SessionEvent, State
 from flowedit.core.words import plural
 from flowedit.lsp.links import answered_by
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelUnreachable
 
 if TYPE_CHECKING:
+    from flowedit.lsp.host import Host
     from flowedit.model.lane import Lane
 
 
@@ -73,6 +75,30 @@ class RewriteRun:
             out["outcome"] = type(self.outcome).__name__.lower()
             out["reason"] = self.outcome.reason
         return out
+
+    # ------------------------------------------------------------------ its progress in the editor
+    async def begin_progress(self, host: Host) -> None:
+        """A `$/progress` for the run, once the editor has the command's answer (if it takes progress)."""
+        await self.told.wait()
+        if self.progress_token is not None or self.session.state is State.DONE:
+            return
+        token = f"flowedit-{self.id}" + (f"-{self.generation}" if self.generation else "")  # (a continued run: a new one)
+        if not await host.create_progress(token) or self.done.is_set():
+            return
+        self.progress_token = token
+        host.progress(token, "begin", f"FlowEdit: {textwrap.shorten(self.instruction, 60, placeholder='…')}")
+
+    def report_progress(self, host: Host) -> None:
+        if self.progress_token is None or self.tokens % 16 != 1:
+            return  # ~ one report per 16 tokens keeps the client's UI thread free
+        rate = self.figures().get("tokens_per_s")
+        host.progress(self.progress_token, "report", plural(self.tokens, "token") + (f", {rate:.0f} tok/s" if rate else ""))
+
+    def end_progress(self, host: Host, event: SessionEvent) -> None:
+        if self.progress_token is None:
+            return
+        host.progress(self.progress_token, "end", ended_message(event, self.tokens))
+        self.progress_token = None
 
 
 def model_failure(exc: ModelFailure) -> str:

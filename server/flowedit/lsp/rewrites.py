@@ -18,13 +18,12 @@ from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, redir
 from flowedit.core.exclude import uri_path
 from flowedit.core.linediff import whole_lines
 from flowedit.core.region import Region, TrackedRegion
-from flowedit.core.session import Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, SessionEvent, State
+from flowedit.core.session import Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, State
 from flowedit.core.text import Document, PositionError
-from flowedit.core.words import plural
 from flowedit.lsp import convert
 from flowedit.lsp.documents import lost_track
 from flowedit.lsp.host import Host
-from flowedit.lsp.rewriterun import RewriteRun, ended_message, model_failure
+from flowedit.lsp.rewriterun import RewriteRun, model_failure
 from flowedit.model import wire
 from flowedit.model.errors import ModelError, ModelFailure
 
@@ -116,7 +115,7 @@ class Rewrites:
         self.runs[run.id] = run
         self.last_by_uri[uri] = run
         self._prune()
-        self._spawn(run, self._begin_progress(run))  # concurrently: never delay the model request
+        self._spawn(run, run.begin_progress(self.host))  # concurrently: never delay the model request
         self._spawn(run, self._stream(run, run.generation, None))
         return run
 
@@ -162,7 +161,7 @@ class Rewrites:
         run.generation += 1
         run.outcome, run.done = None, asyncio.Event()
         run.progress_token = None
-        self._spawn(run, self._begin_progress(run))
+        self._spawn(run, run.begin_progress(self.host))
         self._spawn(run, self._stream(run, run.generation, None, written=written))
         return {"id": run.id, "continued": True}
 
@@ -274,7 +273,7 @@ class Rewrites:
                     self.pump(run)
                     if session.batches_sent != sent:  # let the edit go out now, not after the deltas queued
                         await asyncio.sleep(0)  # ok: a yield to the task that writes it (fast streams queue many)
-                    self._report_progress(run)
+                    run.report_progress(self.host)
                     if run.tokens % 16 == 1:  # live figures for status bars, about one in 16 tokens
                         self.host.send_status(run.figures())
             if generation == run.generation and lane.incomplete_reason not in (None, "interrupted"):
@@ -362,36 +361,12 @@ class Rewrites:
             if isinstance(event, (Conflict, Failed)):
                 self._spawn(run, self._stop_lane(run))
                 self.host.show_warning(f"FlowEdit rewrite stopped: {event.reason}")
-            self._end_progress(run, event)
+            run.end_progress(self.host, event)
             if self.last_by_uri.get(run.uri) is not run:
                 run.session.detach()  # only the last rewrite of a document can still be reverted
             self.host.send_status(run.figures())
             log.info("rewrite %s ended: %s (%s)", run.id, type(event).__name__, event.reason)
             run.done.set()
-
-    # ------------------------------------------------------------------ progress
-    async def _begin_progress(self, run: RewriteRun) -> None:
-        await run.told.wait()
-        if run.progress_token is not None or run.session.state is State.DONE:
-            return
-        token = f"flowedit-{run.id}" + (f"-{run.generation}" if run.generation else "")  # (a continued run: a new one)
-        if not await self.host.create_progress(token) or run.done.is_set():
-            return
-        run.progress_token = token
-        self.host.progress(token, "begin", f"FlowEdit: {textwrap.shorten(run.instruction, 60, placeholder='…')}")
-
-    def _report_progress(self, run: RewriteRun) -> None:
-        if run.progress_token is None or run.tokens % 16 != 1:
-            return  # ~ one report per 16 tokens keeps the client's UI thread free
-        figures = run.figures()
-        rate = figures.get("tokens_per_s")
-        self.host.progress(run.progress_token, "report", plural(run.tokens, "token") + (f", {rate:.0f} tok/s" if rate else ""))
-
-    def _end_progress(self, run: RewriteRun, event: SessionEvent) -> None:
-        if run.progress_token is None:
-            return
-        self.host.progress(run.progress_token, "end", ended_message(event, run.tokens))
-        run.progress_token = None
 
     def _spawn(self, run: RewriteRun, coro) -> None:
         task = asyncio.ensure_future(coro)
