@@ -274,7 +274,9 @@ class RewriteSession:
             # Neovim reports the undo, then the redo, of a whole rewrite as several line changes, through
             # which no region can be followed: the text the rewrite left is looked for, nearest first
             found = nearest(str(self.doc.text), self._left, self.region.start)
-            if found is not None:
+            # an occurrence that splits a CR LF pair (the user's line break) is not the rewrite's text
+            if found is not None and off_crlf(self.doc.text, found.start) == found.start \
+                    and off_crlf(self.doc.text, found.end) == found.end:
                 self.region, now = found, self._left
         self.dirty = now != self._left and now != self.original
         self.state = State.REVERTING

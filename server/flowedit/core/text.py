@@ -129,6 +129,7 @@ class Document:
         self._columns: ColumnIndex | None = None
         self.observers: list[ChangeObserver] = []
         self._predicted: list[_Predicted] = []  # edits the editor applied and has not reported yet, in order
+        self.resyncs = 0  # reports that contradicted the predicted edits (`_resync`): a sign of a bug
 
     # ------------------------------------------------------------------ lines and positions
     @property
@@ -223,8 +224,9 @@ class Document:
 
         A callable is resolved against the document as it is at that point of the sequence: LSP ranges
         of later changes refer to the text after the earlier ones. When edits were predicted, the
-        report's first changes are theirs (see `predict`); ValueError if they are not.
+        report's first changes are theirs (see `predict`); if they are not, the report wins (`_resync`).
         """
+        changes = list(changes)
         rest = self._fold_predicted(changes, version) if self._predicted else changes
         for item in rest:
             self.apply(self._resolve(item))
@@ -251,38 +253,50 @@ class Document:
         for observer in list(self.observers):
             observer.on_version(version)
 
-    def _fold_predicted(self, changes: Iterable, version: int) -> list:
+    def _fold_predicted(self, changes: list, version: int) -> list:
         """The editor's report since its last one, against the text it had then: it begins with the
         predicted edits it holds (it applied them in order, before any later typing, which would have
         made it refuse them), each as one or several changes with the same effect. Replay it silently
-        from that text; the changes after them are returned, to be applied as the user's."""
-        predicted = self._predicted
+        from that text; the changes after them are returned, to be applied as the user's. A report that
+        does not read so is the editor's word against the prediction: `_resync`."""
+        predicted, self._predicted = self._predicted, []
         due = [p for p in predicted if p.after <= version]
-        if not due:
-            raise ValueError(f"the editor reported version {version}, older than the edit it applied "
-                             f"(version {predicted[0].after})")
         for p in reversed(predicted):
             self._set(p.undo)
+        replayed: list[Change] = []  # what takes the text back to the last report's, last first
         items = iter(changes)
         for p in due:
             base, effect = self.text, None
             while effect is None or not same_effect(effect, p.change, base):
                 item = next(items, None)
-                if item is None:
-                    self._predicted = []
-                    raise ValueError("the editor reported an edit it had applied differently from how it was sent")
+                if item is None:  # the editor applied it differently from how it was sent
+                    return self._resync(predicted, replayed, changes)
                 before = self.text
                 item = self._resolve(item)
+                replayed.append(Change(item.start, item.start + len(item.text), before[item.start : item.end]))
                 self._set(item)
                 effect = item if effect is None else compose(effect, item, before)
         rest, ahead = list(items), predicted[len(due):]
-        if rest and ahead:  # typing reported before an edit that was applied after it
-            self._predicted = []
-            raise ValueError("the editor reported a change before an edit it had applied earlier")
+        if not due or (rest and ahead):  # a report older than the edits, or typing before an edit applied after it
+            return self._resync(predicted, replayed, changes)
         for p in ahead:
             self._set(p.change)
         self._predicted = ahead
         return rest
+
+    def _resync(self, predicted: list["_Predicted"], replayed: list[Change], changes: list) -> list:
+        """The report contradicts the predicted edits: its changes, from the text the editor last reported,
+        are the truth. Observers are told the predictions are undone, then get the whole report as changes
+        (a rewrite sees its edit taken back: a conflict, never an edit written over text it did not know);
+        any prediction the editor did apply comes in its next report. Returns the report to apply."""
+        for undo in reversed(replayed):
+            self._set(undo)
+        for p in predicted:
+            self._set(p.change)
+        for p in reversed(predicted):
+            self.apply(p.undo)
+        self.resyncs += 1
+        return changes
 
     def _resolve(self, item: Change | str | Callable[["Document"], Change | str]) -> Change:
         if callable(item):
