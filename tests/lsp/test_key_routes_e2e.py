@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import secrets
 
+import pytest
 from lsprotocol import types as lsp
 from websockets.asyncio.server import serve
 
 from flowedit.editor.client import EditorClient
+from flowedit.lsp.kinds import FEATURE_KINDS
 
 URI = "file:///work/app.py"
 TEXT = "def area(w, h):\n    return \n\nprint(area(2, 3))\n"
@@ -75,6 +77,29 @@ async def test_a_new_endpoint_gets_the_key_only_once_the_user_allows_it():
     assert f"{other.url.split('/v1')[0].removeprefix('ws://')}" in question and "OPENAI_API_KEY" in question
     assert key not in question and key not in kept
     assert first.bearers and all(b == f"Bearer {key}" for b in first.bearers)
+    assert other.bearers == [f"Bearer {key}"]
+
+
+@pytest.mark.parametrize("kind", FEATURE_KINDS, ids=lambda kind: kind.name)
+async def test_a_later_endpoint_of_every_feature_gets_the_key_only_once_allowed(kind):
+    key = "k-" + secrets.token_hex(16)
+    section, field = kind.endpoint_path
+    async with Recorder() as first, Recorder() as other:
+        async with EditorClient({"endpoint": first.url, "model": "m"},
+                                env={**os.environ, "OPENAI_API_KEY": key}) as editor:
+            await editor.until(lambda: first.bearers)  # the start-up probe
+            # a project's settings point this feature at another host: asked, dismissed
+            settings_change(editor, **{section: {field: other.url}})
+            question = await editor.message(lambda m: "127.0.0.1" in m, question=True)
+            await editor.message(lambda m: "kept the previous endpoint" in m)
+            settings_change(editor, model="m2")  # probed again: every feature's endpoint in force
+            await editor.until(lambda: editor.statuses and editor.statuses[-1]["model"] == "m2")
+            assert other.bearers == []
+            # allowed: the probe opens the feature's socket there, with the key
+            editor.answer = lambda message, actions: "Allow"
+            settings_change(editor, **{section: {field: other.url}})
+            await editor.until(lambda: other.bearers)
+    assert "OPENAI_API_KEY" in question and key not in question
     assert other.bearers == [f"Bearer {key}"]
 
 

@@ -14,12 +14,11 @@ from lsprotocol import types as lsp
 
 from flowedit.core.echo import EditorHabits
 from flowedit.core.text import Document, Encoding
+from flowedit.lsp.kinds import Kind
 
 if TYPE_CHECKING:  # (the server imports this seam before its first request: nothing heavy at import)
     from flowedit.lsp.settings import Settings
     from flowedit.model.link import ModelLink
-
-Kind = Literal["inline", "rewrite", "next_edit"]
 
 
 class Host(Protocol):

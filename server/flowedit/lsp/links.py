@@ -11,7 +11,7 @@ import logging
 from typing import Any, Callable
 
 from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
-from flowedit.lsp.host import Kind
+from flowedit.lsp.kinds import FEATURE_KINDS, Kind
 from flowedit.lsp.settings import Settings
 from flowedit.model.errors import ModelConnectionLost, ModelFailure
 from flowedit.model.link import ModelLink
@@ -104,13 +104,13 @@ class Links:
                 await self.get("inline", s, root_path)
             except (ModelFailure, ValueError, OSError) as exc:
                 warn(f"FlowEdit's embedded engine cannot start: {exc}")
-        for kind in ("inline", "rewrite"):
-            url, _ = s.target(kind)
+        for kind in FEATURE_KINDS:
+            url, _ = s.target(kind.name)
             if not url or url in seen:  # the embedded engine or the bridge: in this process
                 continue
             seen.add(url)
             try:
-                link, _ = await self.get(kind, s, root_path)
+                link, _ = await self.get(kind.name, s, root_path)
                 await link.check()
             except ModelFailure as exc:
                 warn(f"FlowEdit cannot use the model endpoint {redact(url)}: {exc}")

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from flowedit.core import redact
 from flowedit.core.exclude import DEFAULT_EXCLUDES
+from flowedit.lsp.kinds import BY_NAME, Kind
 
 
 class Preset(BaseModel):
@@ -129,14 +130,12 @@ class Settings(BaseModel):
                              f"(e.g. OPENAI_API_KEY), so that no other variable (HOME, PATH...) is sent as a key")
         return name
 
-    def target(self, kind: Literal["inline", "rewrite", "next_edit"]) -> tuple[str | None, str]:
-        """(endpoint, model) for completions, rewrites or next edits, each falling back to the top-level
-        one (next edits to the inline one first: both want a fast model)."""
-        if kind == "next_edit":
-            return (self.next_edit.endpoint or self.inline.endpoint or self.endpoint,
-                    self.next_edit.model or self.inline.model or self.model)
-        part = self.inline if kind == "inline" else self.rewrite
-        return part.endpoint or self.endpoint, part.model or self.model
+    def target(self, kind: Kind) -> tuple[str | None, str]:
+        """(endpoint, model) for a feature kind: the first of its sections (lsp/kinds.py) that sets one,
+        else the top-level one."""
+        parts = [getattr(self, section) for section in BY_NAME[kind].sections]
+        return (next((p.endpoint for p in parts if p.endpoint), None) or self.endpoint,
+                next((p.model for p in parts if p.model), None) or self.model)
 
     def api_key(self) -> str | None:
         """The bearer token from the environment (never stored in settings, never logged or shown)."""

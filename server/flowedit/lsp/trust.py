@@ -8,9 +8,10 @@ The server gets one merged settings object and cannot see where a value came fro
   `workspace/didChangeConfiguration` that changes them is refused with a message (restart to change them);
 - they name only variables that look like keys (`core.redact.KEY_VARIABLE`: `*_KEY`, `*_TOKEN`), never
   e.g. `HOME`;
-- a later change that would send a key to a host it was not sent to before (`endpoint`,
-  `inline.endpoint`, `rewrite.endpoint`, or `upstream` with an upstream key) is held back: the rest of the
-  change applies at once, the new host only once the user allowed it (`window/showMessageRequest`).
+- a later change that would send a key to a host it was not sent to before (any of `KEY_ROUTES`:
+  `endpoint`, each feature kind's own endpoint (lsp/kinds.py), or `upstream` with an upstream key) is held
+  back: the rest of the change applies at once, the new host only once the user allowed it
+  (`window/showMessageRequest`).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from flowedit.lsp.kinds import FEATURE_KINDS
 from flowedit.lsp.settings import Settings
 from flowedit.model.transport import redact
 
 START_ONLY = ("api_key_env", "upstream_key_env")
-KEY_ROUTES = (("endpoint",), ("inline", "endpoint"), ("rewrite", "endpoint"), ("upstream",))
+KEY_ROUTES = (("endpoint",), *(kind.endpoint_path for kind in FEATURE_KINDS), ("upstream",))
 
 
 def host_of(url: str) -> str:
@@ -43,8 +45,8 @@ def key_hosts(s: Settings) -> dict[str, str]:
     """Each host a key would be sent to under `s`, with the variable it comes from."""
     out: dict[str, str] = {}
     if s.api_key():
-        for kind in ("inline", "rewrite"):
-            url, _ = s.target(kind)
+        for kind in FEATURE_KINDS:
+            url, _ = s.target(kind.name)
             if url:
                 out[host_of(url)] = s.api_key_env
     if s.upstream and s.upstream_key_env:
