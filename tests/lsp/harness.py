@@ -107,6 +107,8 @@ class Editor:
     refused: int = 0
     statuses: list[dict] = field(default_factory=list)
     next_edits: list[dict] = field(default_factory=list)  # every flowedit/nextEdit, in order
+    answer: str | None = None  # the action picked for each window/showMessageRequest (None: dismissed)
+    questions: list[str] = field(default_factory=list)  # every window/showMessageRequest text
     edit_log: list[tuple[str, lsp.TextEdit]] = field(default_factory=list)
     _news: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)  # set on every arrival
 
@@ -140,6 +142,12 @@ class Editor:
         def next_edit(ls, params) -> None:
             self.next_edits.append(params if isinstance(params, dict) else plain(params))
             self._news.set()
+
+        @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+        def show_message_request(ls, params: lsp.ShowMessageRequestParams) -> lsp.MessageActionItem | None:
+            self.questions.append(params.message)
+            self._news.set()
+            return lsp.MessageActionItem(title=self.answer) if self.answer is not None else None
 
         await client.start_io(PY, "-m", "flowedit.cli", "lsp", *args, env={**os.environ, **(env or {})})
         caps = lsp.ClientCapabilities(

@@ -10,7 +10,7 @@ import pytest
 from flowedit.lsp.kinds import FEATURE_KINDS, Kind
 from flowedit.lsp.links import Links
 from flowedit.lsp.settings import Settings, parse_settings
-from flowedit.lsp.trust import KEY_ROUTES, KeyGuard, key_hosts
+from flowedit.lsp.trust import ROUTES, SettingsGuard, destinations
 
 TOP = "wss://api.example/v1/responses"
 OWN = "ws://127.0.0.1:9/v1/responses"
@@ -20,10 +20,6 @@ EACH = pytest.mark.parametrize("kind", FEATURE_KINDS, ids=lambda kind: kind.name
 def own_endpoint(kind) -> dict:
     section, field = kind.endpoint_path
     return {"endpoint": TOP, section: {field: OWN, "model": "own"}}
-
-
-def parse(raw):
-    return parse_settings(raw)[0]
 
 
 def test_the_type_checkers_kind_names_the_same_kinds():
@@ -37,19 +33,20 @@ def test_each_kind_has_its_settings_target(kind):
         assert {"endpoint", "model"} <= set(Settings.model_fields[section].annotation.model_fields)
     s, problems = parse_settings(own_endpoint(kind))
     assert problems == [] and s.target(kind.name) == (OWN, "own")
-    assert parse({"endpoint": TOP, "model": "m"}).target(kind.name) == (TOP, "m")
+    assert parse_settings({"endpoint": TOP, "model": "m"})[0].target(kind.name) == (TOP, "m")
 
 
 @EACH
 def test_each_kind_has_its_route_in_the_guard(kind, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k-0123456789abcdef")
-    assert kind.endpoint_path in KEY_ROUTES
-    assert key_hosts(parse(own_endpoint(kind)))["127.0.0.1:9"] == "OPENAI_API_KEY"
-    guard = KeyGuard()
-    guard.start(parse({"endpoint": TOP}))
-    now, _, held = guard.check({"endpoint": TOP}, own_endpoint(kind), parse)
-    assert held is not None and held.hosts == {"127.0.0.1:9": "OPENAI_API_KEY"}
-    assert parse(now).target(kind.name)[0] == TOP  # until the user allows it
+    assert kind.endpoint_path in ROUTES
+    s = parse_settings(own_endpoint(kind))[0]
+    assert destinations(s)["127.0.0.1:9"] == {"OPENAI_API_KEY"}
+    guard = SettingsGuard()
+    guard.start(parse_settings({"endpoint": TOP})[0])
+    verdict = guard.check({"endpoint": TOP}, own_endpoint(kind), parse_settings)
+    assert verdict.held is not None and verdict.held.hosts == {"127.0.0.1:9": {"OPENAI_API_KEY"}}
+    assert verdict.settings.target(kind.name)[0] == TOP  # until the user allows it
 
 
 class FakeLink:
@@ -66,5 +63,5 @@ async def test_each_kind_has_its_start_up_probe(kind):
         return FakeLink(), "m"
 
     links.get = get
-    await links.probe(parse(own_endpoint(kind)), lambda: None, lambda message: None)
+    await links.probe(parse_settings(own_endpoint(kind))[0], lambda: None, lambda message: None)
     assert OWN in probed

@@ -62,8 +62,10 @@ async def test_a_partial_update_keeps_the_rest_and_null_restores_the_command_lin
         try:
             ed.open(URI, TEXT)
             assert await _rewrite(ed) == "from_cli"
+            ed.answer = "Allow"  # the code goes to a host it did not go to before: the user is asked
             ed.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
                 settings={"flowedit": {"endpoint": gw.url}}))
+            await ed.wait_until(lambda: ed.statuses and ed.statuses[-1]["endpoint"] == gw.url, "the allowed endpoint")
             assert await _rewrite(ed) == "from_settings"
             ed.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
                 settings={"flowedit": {"rewrite": {"context_tokens": 100}}}))  # leaves the endpoint out

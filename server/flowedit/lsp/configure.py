@@ -1,7 +1,8 @@
 """Applying the editor's settings: `initializationOptions` at start, then each
-`workspace/didChangeConfiguration` merged in (absent keeps, null resets: settings.merge_update); problems
-said in one message; a part that would send a key to a new host held back until the user allows it
-(lsp/trust.py); the endpoints probed after each change."""
+`workspace/didChangeConfiguration` merged in (absent keeps, null resets: settings.merge_update) and judged
+by the guard (lsp/trust.py) on the settings it would put in force: a part that would send the code or a key
+to a new host held back until the user allows it; problems said in one message; the endpoints probed after
+each change."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any, Coroutine, Protocol
 from lsprotocol import types as lsp
 
 from flowedit.lsp.settings import Settings, merge_update, parse_settings
-from flowedit.lsp.trust import HeldBack, KeyGuard
+from flowedit.lsp.trust import HeldBack, SettingsGuard
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ class Configurable(Protocol):
 
     user_settings: dict[str, Any]
     _settings: Settings | None
-    key_guard: KeyGuard | None
+    settings_guard: SettingsGuard | None
 
     @property
     def base_settings(self) -> dict[str, Any]: ...
@@ -37,23 +38,26 @@ class Configurable(Protocol):
 
 def apply(server: Configurable, update: Any, initial: bool = False) -> None:
     """initializationOptions (`initial`), then each didChangeConfiguration: merged (absent keeps, null
-    resets); a later change may not redirect a key (lsp/trust.py): such a part waits for the user."""
+    resets); a later change may not send the code or a key to a new host (lsp/trust.py) unless the user
+    allows it."""
+    def parse(raw: dict[str, Any]) -> tuple[Settings, list[str]]:
+        return parse_settings(raw, server.base_settings)
+
     merged = merge_update(server.user_settings, update)
     merged = merged if isinstance(merged, dict) else {}
-    if initial or server.key_guard is None:
-        use(server, merged, [])
-        server.key_guard = KeyGuard()
-        server.key_guard.start(server.settings)
+    if initial or server.settings_guard is None:
+        use(server, merged, *parse(merged))
+        server.settings_guard = SettingsGuard()
+        server.settings_guard.start(server.settings)
         return
-    merged, problems, held = server.key_guard.check(
-        server.user_settings, merged, lambda raw: parse_settings(raw, server.base_settings)[0])
-    use(server, merged, problems)
-    if held is not None:
-        server.spawn(ask_about(server, held))
+    verdict = server.settings_guard.check(server.user_settings, merged, parse)
+    use(server, verdict.raw, verdict.settings, verdict.problems)
+    if verdict.held is not None:
+        server.spawn(ask_about(server, verdict.held))
 
 
 async def ask_about(server: Configurable, held: HeldBack) -> None:
-    """`window/showMessageRequest`: may the key go where the held-back change sends it?"""
+    """`window/showMessageRequest`: may the code (and key) go where the held-back change sends it?"""
     allow = "Allow"
     try:
         answer = await server.window_show_message_request_async(lsp.ShowMessageRequestParams(
@@ -62,21 +66,21 @@ async def ask_about(server: Configurable, held: HeldBack) -> None:
     except Exception as exc:  # noqa: BLE001 - a client without the request: the same as no
         log.info("showMessageRequest failed: %r", exc)
         answer = None
-    if answer is not None and answer.title == allow and server.key_guard.allowed(held):
-        use(server, held.merged, [])
-    elif held.generation == server.key_guard.generation:
-        server.show_warning("FlowEdit kept the previous endpoint: your key was not sent to "
+    guard = server.settings_guard
+    if answer is not None and answer.title == allow and guard.allowed(held):
+        use(server, held.raw, held.settings, [])
+    elif held.generation == guard.generation:
+        server.show_warning("FlowEdit kept the previous endpoint: nothing was sent to "
                             f"{', '.join(sorted(held.hosts))}. To use it, allow it when asked, or set it where "
                             "the server starts (its command line, environment or initializationOptions).")
 
 
-def use(server: Configurable, merged: dict[str, Any], problems: list[str]) -> None:
-    """Make `merged` the settings in force: parsed, problems said, endpoints probed."""
-    server.user_settings = merged
+def use(server: Configurable, raw: dict[str, Any], settings: Settings, problems: list[str]) -> None:
+    """Put `settings` (`raw` parsed) in force: problems said, endpoints probed."""
+    server.user_settings = raw
     excluded = server._settings.exclude if server._settings is not None else None
-    server._settings, more = parse_settings(merged, server.base_settings)
-    problems = problems + more
-    if excluded is not None and excluded != server._settings.exclude:
+    server._settings = settings
+    if excluded is not None and excluded != settings.exclude:
         server.forget_learned()  # the embedded index applies the new globs at its next request
     if problems:
         message = "FlowEdit settings: " + "; ".join(problems)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from flowedit.lsp.nextedit import NextEdits
     from flowedit.lsp.rewrites import Rewrites
     from flowedit.lsp.settings import Settings
-    from flowedit.lsp.trust import KeyGuard
+    from flowedit.lsp.trust import SettingsGuard
     from flowedit.model.link import ModelLink
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ class FloweditServer(LanguageServer):
         self.max_message_bytes = 64 * 2**20  # flowedit lsp --max-message-mib
         self._surrogates_told: set[str] = set()
         self.withholding = Withholding(on_key=self.key_appeared)
-        self.key_guard: KeyGuard | None = None  # made by the first apply_settings
+        self.settings_guard: SettingsGuard | None = None  # made by the first apply_settings
 
     def _start_io_async(self, stdin=None, stdout=None) -> None:
         """pygls' stdio server, reading through our framing (lsp/stdio.py)."""

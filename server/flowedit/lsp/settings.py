@@ -158,7 +158,8 @@ def from_environment(base: dict[str, Any] | None = None) -> dict[str, Any]:
 def merge_update(current: dict[str, Any], update: Any) -> dict[str, Any]:
     """The editor's settings after a `workspace/didChangeConfiguration` carrying `update`: a key it leaves
     out keeps its value, a key sent as null goes back to the command line / environment / default, and
-    sections (objects) merge key by key. (VS Code sends its whole `flowedit` section.)"""
+    sections (objects) merge key by key. VS Code sends its whole `flowedit` section: unwrapped here, once,
+    and nowhere else, so that the settings the guard (lsp/trust.py) judges are those the server uses."""
     if isinstance(update, dict) and isinstance(update.get("flowedit"), dict):
         update = update["flowedit"]
     if not isinstance(update, dict):
@@ -190,9 +191,8 @@ def _drop(data: dict[str, Any], loc: tuple) -> bool:
 
 
 def parse_settings(raw: Any, base: dict[str, Any] | None = None) -> tuple[Settings, list[str]]:
-    """Validate editor settings over `base`; invalid keys fall back to defaults and are reported."""
-    if isinstance(raw, dict) and isinstance(raw.get("flowedit"), dict):
-        raw = raw["flowedit"]  # VS Code sends the whole section
+    """Validate editor settings (as `merge_update` leaves them) over `base`; invalid keys fall back to
+    defaults and are reported. The one way settings are read: what is in force is what this returns."""
     data = dict(base or {})
     problems: list[str] = []
     if raw is None:
