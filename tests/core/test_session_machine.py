@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from flowedit.core.events import Conflict, Failed, Finished, Interrupted, State
+from tests.budget import budget
 from tests.core.sim import SimServer, deliver_one, settle
 from tests.core.test_session_props import (BEHAVIOURS, ENCODINGS, WORDS, _check_revert, _editor,
                                            _expected_line_ends, _safe_point, _user_edit)
@@ -35,6 +36,7 @@ class RewriteMachine(RuleBasedStateMachine):
         self.editor = _editor(text, enc, behaviour, eol, a, b)
         self.server = SimServer(text, enc, a, b, behaviour=behaviour)
         self.answer: list[str] = []
+        self.prefix, self.shaper = "", self.server.session.shaper.fresh()  # the answer as it must land
         self.redirected = False
         event(behaviour)
 
@@ -88,6 +90,7 @@ class RewriteMachine(RuleBasedStateMachine):
             event("redirected with an edit in flight")
         self.server.session.redirect()  # the next answer rewrites the whole region again
         self.answer, self.redirected = [], True
+        self.prefix, self.shaper = "", self.server.session.shaper.fresh()
         self.server.pump()
 
     @precondition(lambda self: self.server.session.state is State.DONE)
@@ -103,7 +106,7 @@ class RewriteMachine(RuleBasedStateMachine):
             return
         assert len(ended) == 1 and isinstance(ended[0], (Interrupted, Failed)), ended
         event("continued")
-        self.answer = [written]
+        self.answer, self.prefix, self.shaper = [], written, session.shaper.fresh()
 
     @invariant()
     def never_two_edits_in_flight(self):
@@ -133,7 +136,7 @@ class RewriteMachine(RuleBasedStateMachine):
         if isinstance(events[0], Conflict):
             assert editor.user_touched_region
         if isinstance(events[0], Finished) and not editor.user_touched_region:
-            full = _expected_line_ends(editor, self.text, "".join(self.answer))
+            full = _expected_line_ends(editor, self.text, self.prefix + self.shaper.shape("".join(self.answer)))
             region = "".join(c for c, t in zip(editor.text, editor.tags) if t in "MS")
             event("the answer checked" + (" after a redirect" if self.redirected else ""))
             if full or not self.redirected:  # (an empty answer keeps what the region held: the code, or
@@ -141,6 +144,6 @@ class RewriteMachine(RuleBasedStateMachine):
         _check_revert(editor, server, self.original)
 
 
-RewriteMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=40, deadline=None,
+RewriteMachine.TestCase.settings = settings(max_examples=budget(200), stateful_step_count=40, deadline=None,
                                             suppress_health_check=[HealthCheck.too_slow])
 test_rewrite_core_state_machine = RewriteMachine.TestCase

@@ -9,13 +9,14 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from flowedit.core.session import Conflict, Finished, Mode, Reverted
+from tests.budget import budget
 from tests.core.sim import SimEditor, SimServer, deliver_one, settle
 
 ALPHABET = st.sampled_from(["a", "b", " ", "\n", "é", "中", "😀", "x", "(", "\r\n"])
 WORDS = st.lists(ALPHABET, min_size=1, max_size=6).map("".join)
 BEHAVIOURS = st.sampled_from(["pytest-lsp", "vscode", "vscode-minimal", "nvim07", "eglot"])
 ENCODINGS = st.sampled_from(["utf-8", "utf-16", "utf-32"])
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=budget(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _safe_point(text: str, i: int) -> int:
@@ -164,6 +165,7 @@ def test_replace_mode_matches_reference(sc, behaviour, enc):
     editor = _editor(text, enc, behaviour, eol, a, b)
     server = SimServer(text, enc, a, b, behaviour=behaviour)
     answer: list[str] = []
+    shaper = server.session.shaper.fresh()  # the answer as it must land (tests/core/test_shaping.py)
 
     def feed(word: str) -> None:
         answer.append(word)
@@ -172,8 +174,9 @@ def test_replace_mode_matches_reference(sc, behaviour, enc):
     _run(editor, server, actions, feed)
     evs = _check_common(editor, server)
     if isinstance(evs[0], Finished) and not editor.user_touched_region:
-        full = _expected_line_ends(editor, text, "".join(answer))
-        assert full.count("a") == "".join(answer).count("a")  # one copy of the answer, never repeated
+        code = shaper.shape("".join(answer))
+        full = _expected_line_ends(editor, text, code)
+        assert full.count("a") == code.count("a")  # one copy of the answer, never repeated
         # the region: our characters, plus the selection's where the answer kept them (edits are minimal)
         region = [(c, t) for c, t in zip(editor.text, editor.tags) if t in "MS"]
         written = "".join(c for c, _ in region)

@@ -10,6 +10,7 @@ from flowedit.engines.scripted import Fault, ScriptedEngine
 URI = "file:///work/app.py"
 TEXT = "keep = 1\nOLD\ntail = 2  # after\n"
 ANSWER = "def handler(event):\n    return event * 2\n"
+LONG = "".join(f"def handler_{i}(event):\n    return event * {i}\n" for i in range(4))  # (no block repeated)
 
 
 async def test_a_model_that_goes_silent_ends_the_rewrite_with_a_message_and_the_next_one_works():
@@ -48,7 +49,7 @@ async def test_a_silent_completion_gives_no_ghost_text_and_the_next_completion_w
 async def test_connections_roll_over_at_their_age_while_rewrites_stream_and_no_stream_is_lost():
     """`connection_max_age_s` of 0.3 s while three rewrites stream for ~1 s each: each socket that ages is
     retired (its streams finish on it) and a fresh one takes the new requests."""
-    engine = ScriptedEngine(ANSWER * 4, rate=60)  # ~60 tokens a rewrite: about a second each
+    engine = ScriptedEngine(LONG, rate=60)  # ~60 tokens a rewrite: about a second each
     gateway = CountingGateway(engine)
     async with gateway, EditorClient({"endpoint": gateway.url, "model": "m", "connection_max_age_s": 0.3}) as editor:
         uris = [f"file:///work/f{i}.py" for i in range(3)]
@@ -62,7 +63,7 @@ async def test_connections_roll_over_at_their_age_while_rewrites_stream_and_no_s
         texts = [editor.text(uri) for uri in uris]
         completion = await editor.inline(uris[0], len("keep = 1"), invoked=True)
     assert [o["outcome"] for o in outcomes] == ["finished"] * 3
-    assert texts == ["keep = 1\n" + ANSWER * 4 + "\ntail = 2  # after\n"] * 3
+    assert texts == ["keep = 1\n" + LONG + "\ntail = 2  # after\n"] * 3
     assert completion.text is not None
     assert gateway.connections >= 3  # sockets aged and were replaced while streams were on them
 

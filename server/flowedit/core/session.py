@@ -25,6 +25,7 @@ from flowedit.core.events import (Conflict, EditBatch, Failed, Finished, Interru
 from flowedit.core.passing import OldText
 from flowedit.core.refusals import Refusals
 from flowedit.core.region import Region, nearest
+from flowedit.core.shaping import AnswerShaper, Surroundings
 from flowedit.core.text import Change, Document, off_crlf
 
 _batch_ids = itertools.count(1)
@@ -63,23 +64,38 @@ class RewriteSession:
         # need not show (a one-line file; a CRLF file in a buffer set to LF), the first echo of one shows it
         self._eol_known = not self.habits.normalises_eol
         self.answer = Answer(self.mode, self._old_text(self.original), self._eol)  # what the model said, what is written
+        self.around = Surroundings.of(self.doc, self.region)  # what the answer is shaped against
+        self.shaper = AnswerShaper(self.around, code_only=self.mode is Mode.DIFF)  # only its code lands
         self.doc.observers.append(self)
 
     # ------------------------------------------------------------------ inputs: the model
     def delta(self, text: str) -> None:
         """A chunk of the model's answer."""
-        if self.state is not State.STREAMING or not text:
+        if self.state is not State.STREAMING or not text or self.shaper.ended:
             return
         try:
-            self.answer.feed(text)
+            code = self.shaper.feed(text)
+            if code:
+                self.answer.feed(code)
         except DiffFormatError as exc:
             self._stop(Failed(f"the model's diff is malformed: {exc}"))
+            return
+        if self.shaper.ended:  # the rest of what the model says is not code: the answer is complete
+            self.finish()
+
+    @property
+    def answer_ended(self) -> bool:
+        """Whether the rest of the model's answer would be ignored (its code is complete): stop asking."""
+        return self.shaper.ended is not None or self.answer.done
 
     def finish(self) -> None:
         """The model's answer is complete."""
         if self.state is not State.STREAMING:
             return
         try:
+            rest = self.shaper.finish()
+            if rest:
+                self.answer.feed(rest)
             self.answer.finish()
         except DiffFormatError as exc:
             self._stop(Failed(f"the model's diff is malformed: {exc}"))
@@ -102,6 +118,7 @@ class RewriteSession:
         self.refusals.forget()
         # the next answer replaces what is there: the partial answer, in turn
         self.answer = Answer(self.mode, self._old_text(self.doc.text[self.region.start : self.region.end]), self._eol)
+        self.shaper = AnswerShaper(self.around, code_only=self.mode is Mode.DIFF)
 
     @property
     def resumable(self) -> bool:
@@ -124,7 +141,10 @@ class RewriteSession:
             raise RuntimeError("the selection was edited since the rewrite stopped")
         self.state = State.STREAMING
         self.refusals.forget()
-        return self.answer.resume()
+        written = self.answer.resume()
+        self.shaper = AnswerShaper(self.around, continuation=True, shift=self.shaper.shift,
+                                   line_start=not written or written.endswith(("\n", "\r")))
+        return written
 
     @property
     def answer_text(self) -> str:
@@ -386,7 +406,8 @@ class RewriteSession:
 
     def _maybe_finish(self) -> None:
         if self.state is State.STREAMING and self.answer.done and self._inflight is None and self.answer.complete:
-            self._end(Finished("the whole answer is in the document"))
+            why = self.shaper.ended
+            self._end(Finished("the whole answer is in the document" + (f" ({why}; the rest was left out)" if why else "")))
 
     def _stop(self, event: SessionEvent, *, force: bool = False) -> None:
         if self.state in (State.DONE, State.REVERTED):
