@@ -7,6 +7,8 @@ import asyncio
 import pytest
 from lsprotocol import types as lsp
 
+from flowedit.engines import gateway
+from flowedit.engines.scripted import ScriptedEngine
 from tests.lsp.harness import Editor, Gateway
 
 URI = "file:///work/calc.py"
@@ -44,9 +46,27 @@ async def test_typing_a_40_char_line_along_the_suggestion_costs_one_model_call(t
     assert ed.text(URI).startswith("import os\n\nresult = " + LINE + "\n")
 
 
-async def test_diverging_keystroke_interrupts_the_old_lane_and_never_returns_a_stale_answer(tmp_path):
-    answers = "compute_alpha(1)\n\fzebra_beta(2)\n"
-    async with Gateway(answers, tmp_path, rate=20, first_token_ms=150) as gw:
+class ByPrefix(ScriptedEngine):
+    """The stand-in answering each request by the text before its cursor, not by turn: a lane interrupted
+    before its stream is first read takes no turn, so answers served in turn would hand the next request
+    the answer meant for the one before (a stale answer made by the stand-in, not the server)."""
+
+    def __init__(self, answers: dict[str, str], **pacing: float) -> None:
+        super().__init__("", **pacing)
+        self.answers = answers  # the text the prefix ends with -> the answer
+
+    async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
+        prefix = (request.flowedit or {})["prefix"]  # (a follow-up's too: the gateway rebuilds it)
+        answer = next(a for end, a in self.answers.items() if prefix.endswith(end))
+        keyed = request.model_copy(update={"metadata": {**(request.metadata or {}), "scripted_text": answer}})
+        async for token in super().stream(keyed):
+            yield token
+
+
+async def test_diverging_keystroke_interrupts_the_old_lane_and_never_returns_a_stale_answer():
+    engine = ByPrefix({"result = z": "zebra_beta(2)\n", "result = ": "compute_alpha(1)\n"}, rate=20,
+                      first_token_ms=150)
+    async with gateway.Gateway(engine) as gw:
         ed = await _editor(gw)
         try:
             text = "result = \nprint(result)\n"
