@@ -73,6 +73,15 @@ def test_the_zeta_prompt_is_the_template_it_was_trained_on_with_the_edits_and_th
     assert "{events}" in ZETA_TEMPLATE
 
 
+def test_a_chat_models_wrapping_of_a_next_edit_is_taken_off():
+    """docs/model-habits.md: a lead-in, a fence, the region at column 0, a sentence after it."""
+    region = "    x = 1\n    y = 2\n"
+    wrapped = "Here is the updated region:\n```python\nx = 3\ny = 2\n```\nI changed x."
+    assert region_from_answer(wrapped, "def f():\n", "    return x\n", region) == "    x = 3\n    y = 2\n"
+    echo = "Sure:\n```\ndef f():\n    x = 3\n    y = 2\n    return x\n```"
+    assert region_from_answer(echo, "def f():\n", "    return x\n", region) == "    x = 3\n    y = 2\n"
+
+
 def test_an_answer_is_read_between_the_markers_or_whole_and_an_echo_of_the_context_is_refused():
     region = "    x = 1\n    y = 2\n"
     zeta = f"```w.py\nbefore\n{REGION_START}\n    x = 10\n    y{CURSOR} = 2\n{REGION_END}\nafter\n```"

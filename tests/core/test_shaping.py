@@ -137,7 +137,7 @@ def test_prose_and_code_told_apart():
 # ---------------------------------------------------------------------------------------------- properties
 _code_line = st.from_regex(r"[a-z_][a-z0-9_]{0,5}( = [a-z_]{1,4}\([a-z0-9, ]{0,6}\)| \+= 1|\.[a-z]{1,4}\(\)|:)",
                            fullmatch=True)
-_around_line = st.from_regex(r"ctx_[a-z]{1,4}\(\)", fullmatch=True)
+_around_line = st.from_regex(r"    ctx_[a-z]{1,4}\(\)", fullmatch=True)  # (at the selection's indentation)
 
 
 @st.composite
@@ -181,13 +181,13 @@ def test_any_split_of_a_wrapped_answer_gives_its_clean_answer(ar, text, cuts, pr
                                                                echo_below, indent):
     eol = "\r\n" if "\r\n" in text else "\n"
     body = text if text.endswith(eol) else text + eol
-    if indent != 0:  # the whole answer moved by whole levels (a model dropping or adding the base)
-        body = "".join((line[4:] if indent < 0 else "    " * indent + line) if line.strip() else line
-                       for line in body.splitlines(keepends=True))
     if echo_above and ar.above:
         body = "".join(line + eol for line in ar.above) + body
     if echo_below and ar.below:
         body = body + "".join(line + eol for line in ar.below)
+    if indent != 0:  # the whole answer moved by whole levels (a model dropping or adding the base)
+        body = "".join((line[4:] if indent < 0 else "    " * indent + line) if line.strip() else line
+                       for line in body.splitlines(keepends=True))
     if fence:
         body = "```python" + eol + body + "```" + eol
     if prose:

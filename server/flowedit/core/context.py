@@ -21,6 +21,15 @@ DIFF_INSTRUCTIONS = (
 )
 
 
+def output_budget(selection: str, setting: int | None = None) -> int:
+    """`max_output_tokens` for a rewrite of `selection`: room for an answer four times its size plus 2,048
+    tokens (a stub made a function, docstrings added), so a model that runs on stops; the user's setting,
+    when there is one, wins."""
+    if setting is not None:
+        return setting
+    return 2048 + 4 * (len(selection) // CHARS_PER_TOKEN + 1)
+
+
 def redirect_prompt(instruction: str) -> str:
     """The message of a redirect that continues the interrupted answer's response: the new instruction."""
     return ("I interrupted your answer: follow this instruction instead. Answer again from the start with the "

@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 from flowedit.core.context import CHARS_PER_TOKEN
 from flowedit.core.history import EditEvent, common_ends, render_events
 from flowedit.core.linediff import minimal_change, split_lines
+from flowedit.core.shaping import AnswerShaper, Surroundings, is_fence, strong_prose
 from flowedit.core.chunks import Text
 from flowedit.core.text import Change, Document, same_effect
 
@@ -156,9 +157,9 @@ def region_from_answer(answer: str, ctx_before: str, ctx_after: str, region: str
         text = text.split(REGION_END, 1)[0] if REGION_END in text else text
     else:
         text = text.split(REGION_END, 1)[0]
-        stripped = text.strip("\n")
-        if stripped.startswith("```") and stripped.endswith("```") and stripped.count("\n") >= 1:
-            text = stripped.split("\n", 1)[1].rsplit("```", 1)[0]
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        if is_fence(first) or strong_prose(first):  # a chat model's wrapping: only its code is the region
+            text = _unwrapped(text, ctx_before, ctx_after, region)
     for marker in MARKERS:
         text = text.replace(marker, "")
     if "\r\n" in region:  # the document's line ends, whatever the model wrote
@@ -171,6 +172,13 @@ def region_from_answer(answer: str, ctx_before: str, ctx_after: str, region: str
     own = {line.strip() for line in region.splitlines()}
     echoed = [line for line in text.splitlines() if line.strip() in context and line.strip() not in own]
     return None if len(echoed) >= ECHO_LINES else text
+
+
+def _unwrapped(answer: str, ctx_before: str, ctx_after: str, region: str) -> str:
+    """The code of a wrapped answer, as a rewrite of `region` would keep it (core/shaping.py): no fences,
+    no prose, not the context's lines again, at the region's indentation."""
+    around = Surroundings.of_lines(tuple(ctx_before.splitlines()), tuple(ctx_after.splitlines()), region)
+    return AnswerShaper(around).shape(answer)
 
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")

@@ -92,6 +92,9 @@ class RewriteSession:
         """The model's answer is complete."""
         if self.state is not State.STREAMING:
             return
+        if self.answer.done:  # (the shaper ended it already)
+            self._maybe_finish()
+            return
         try:
             rest = self.shaper.finish()
             if rest:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from flowedit.core.shaping import looks_like_prose, strong_prose
+
 _CLOSERS = set(")]}>\"'`;:,.")
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 _QUOTES = "\"'`"
@@ -99,9 +101,74 @@ def complete_enough(raw: str, cursor: Cursor) -> bool:
     return _shape(raw, cursor)[1]
 
 
+_PROMPT_TAG = re.compile(r"^\s*(?:</?(?:prefix|suffix|cursor|code)>|<\|?(?:fim|file_sep|user_cursor)[^>]*>|<(?:PRE|SUF|MID)>)")
+_FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})")
+_CODE_END = ("=", "(", "[", "{", ",", "return", "yield", "+", "-", "*", "/", "and", "or", "not", "in", "if", ":")
+
+
+def unwrap(raw: str, cursor: Cursor) -> tuple[str | None, bool]:
+    """A completion as a model may wrap it, unwrapped: (the code, whether the answer is over).
+
+    None: nothing of it is code (the model answered with our prompt's tags, prose, or only a fence) or
+    it cannot be told yet. A leading fence line goes and the closing fence ends the answer; a repeat of
+    what the user typed on the line is cut (`result = ` → "result = width * height")."""
+    text = raw
+    if _PROMPT_TAG.match(text):
+        return None, True  # the model restarted our prompt: nothing in it is the completion
+    over = False
+    head = text.lstrip("\n")
+    while strong_prose(head.split("\n", 1)[0]) and not _prose_allowed(cursor):  # a lead-in line: not code
+        if "\n" not in head:
+            return None, False
+        head = head.split("\n", 1)[1].lstrip("\n")
+        text = head
+    if _FENCE.match(head) or (head and head.strip() and set(head.strip()) <= set("`~") and "\n" not in head):
+        first, newline, rest = head.partition("\n")
+        if not newline:
+            return None, False  # the fence line is not complete yet
+        text = rest
+        close = re.search(r"(?m)^[ \t]*(?:`{3,}|~{3,})[ \t]*$", text)
+        if close is not None:
+            text, over = text[: close.start()].rstrip("\n"), True
+        elif "\n" not in text and text.lstrip().startswith(("`", "~")):
+            return None, False  # the closing fence in the making
+    typed = cursor.line_prefix.lstrip()
+    if len(typed.strip()) >= 2 and text.startswith(typed):
+        text = text[len(typed):]  # the model typed the line again
+    elif len(typed.strip()) >= 2 and text.startswith(typed.rstrip()) and typed != typed.rstrip():
+        text = text[len(typed.rstrip()):].lstrip(" ")
+    first = text.split("\n", 1)[0]
+    if first.strip() and _prose_here(first, cursor):
+        return None, "\n" in text or over
+    return text, over
+
+
+def _prose_allowed(cursor: Cursor) -> bool:
+    """Whether the cursor is in a comment or a string, where words are what is wanted."""
+    prefix = cursor.line_prefix
+    return _open_quote(prefix) is not None or re.search(r"(#|//|/\*|^\s*\*|--)", prefix) is not None
+
+
+def _prose_here(line: str, cursor: Cursor) -> bool:
+    """A sentence where code is due: after an operator or an opening bracket, or a model's lead-in
+    ("Here is the completion:") anywhere outside a comment or a string."""
+    prefix = cursor.line_prefix
+    if _prose_allowed(cursor):
+        return False  # a comment or a string: words are what is wanted
+    code_due = prefix.rstrip().endswith(_CODE_END)
+    return strong_prose(line) or (code_due and looks_like_prose(line))
+
+
 def _shape(raw: str, cursor: Cursor) -> tuple[str, bool]:
     """(shaped text, whether a stop rule fired on text that can no longer change)."""
-    text = raw.replace("\r\n", "\n")
+    unwrapped, over = unwrap(raw.replace("\r\n", "\n"), cursor)
+    if unwrapped is None:
+        return "", over
+    text, stop = _cut(unwrapped, cursor)
+    return text, stop or over
+
+
+def _cut(text: str, cursor: Cursor) -> tuple[str, bool]:
     if not multiline_wanted(cursor):
         first, newline, _ = text.partition("\n")
         return (first.rstrip() if first.strip() else ""), bool(newline)

@@ -48,6 +48,16 @@ def is_fence(line: str) -> bool:
     return _FENCE.match(line) is not None
 
 
+def strong_prose(line: str) -> bool:
+    """A model's own words for sure: Markdown, a label ("Explanation:") or a lead-in ("Here is…")."""
+    s = line.strip()
+    first = _CAPS.match(s).group(0)
+    if not s or (len(first) > 1 and first.isupper() and first != "OK"):
+        return False
+    return bool(_MARKDOWN.match(s) or _LABEL.match(s) or (_LEAD_IN.match(s) and len(s.split()) >= 2
+                                                           and " = " not in s and not s.endswith(("(", "{", ","))))
+
+
 def looks_like_prose(line: str) -> bool:
     """Whether `line` reads as a sentence, a label or Markdown rather than code (the words a model puts
     before and after its code: "Here's the simplified method:", "This replaces the loop with sum().")."""
@@ -119,6 +129,13 @@ class Surroundings:
         below = tuple(text[doc.line_start(n) : doc.line_end(n)] for n in range(start, min(doc.line_count, start + window)))
         return cls(above, below, indent, _unit(above + below + tuple(selection.splitlines())))
 
+    @classmethod
+    def of_lines(cls, above: tuple[str, ...], below: tuple[str, ...], selection: str) -> Surroundings:
+        """The surroundings of a selection of whole lines between `above` and `below`."""
+        lines = tuple(selection.splitlines())
+        indent = next((_INDENT.match(line).group(0) for line in lines if line.strip()), None)
+        return cls(above[-WINDOW:], below[:WINDOW], indent, _unit(above + below + lines))
+
 
 def _unit(lines: tuple[str, ...]) -> str:
     tabs = sum(1 for line in lines if line.startswith("\t"))
@@ -145,7 +162,7 @@ class AnswerShaper:
         self.ended: str | None = None  # why the rest of the answer is ignored, once it is
         self.dropped = 0  # lines of the answer that did not land
         self._above = [] if code_only or continuation else [a.strip() for a in around.above if a.strip()]
-        self._below = [] if code_only else [b.strip() for b in around.below if b.strip()]
+        self._below = [] if code_only else [b.rstrip() for b in around.below if b.strip()]
         self._code_phase = continuation  # code has begun (after any prose and the opening fence)
         self._fenced = False
         self._echoed = False  # the lines above were just repeated (and dropped)
@@ -245,7 +262,7 @@ class AnswerShaper:
     def _code(self, content: str, eol: str) -> None:
         s = content.strip()
         if s and self._blanks:  # blank lines go before it, or with it when it repeats the lines below
-            if self._hold is None and self._below and s == self._below[0]:
+            if self._hold is None and self._below and self._is_below(content, 0):
                 self._held, self._blanks = self._blanks, []
                 self._hold = ("below", 0)
                 self._held.append((content, eol))
@@ -260,21 +277,21 @@ class AnswerShaper:
             self._start_hold(content, eol, s)
         elif not s:
             self._held.append((content, eol))  # blank lines neither match nor break a match
-        elif self._continues(s):
+        elif self._continues(content, s):
             self._held.append((content, eol))
             self._check_hold()
         else:  # the held lines are code after all (or an echo and code): out they go, this line afresh
             self._release()
             self._code(content, eol)
 
-    def _continues(self, s: str) -> bool:
+    def _continues(self, content: str, s: str) -> bool:
         kind, n = self._hold
         if kind == "above":
             done = sum(1 for h, _ in self._held if h.strip())
             self._cands = [j for j in self._cands if j + done < len(self._above) and self._above[j + done] == s]
             return bool(self._cands)
         if kind == "below":
-            return n < len(self._below) and self._below[n] == s
+            return n < len(self._below) and self._is_below(content, n)
         lines = self._recent + [h.strip() for h, _ in self._held]
         return len(lines) >= n and lines[-n] == s
 
@@ -289,7 +306,7 @@ class AnswerShaper:
                     self._above, self._echoed = [], True
         elif kind == "below":
             self._hold = (kind, n + 1)
-            if n + 1 == len(self._below) and n + 1 >= 3:
+            if n + 1 == len(self._below):  # all of it: what the model says next is beyond what it was shown
                 self._drop()
                 self._end("the model repeated the code after the selection")
         else:
@@ -306,7 +323,7 @@ class AnswerShaper:
                 self._check_hold()
                 return
             self._above = []  # code has begun: what follows cannot repeat the lines above any more
-        if s and self._below and s == self._below[0]:
+        if s and self._below and self._is_below(content, 0):
             self._hold, self._held = ("below", 0), [(content, eol)]
             self._check_hold()
             return
@@ -316,6 +333,10 @@ class AnswerShaper:
                     self._hold, self._held = ("repeat", k), [(content, eol)]
                     return
         self._write(content, eol)
+
+    def _is_below(self, content: str, n: int) -> bool:
+        """Whether `content`, at the answer's indentation, is the n-th non-blank line below the selection."""
+        return self._reindent(content).rstrip() == self._below[n]
 
     def _drop(self) -> None:
         self.dropped += len(self._held)
@@ -382,7 +403,7 @@ class AnswerShaper:
             self._code_phase = True
             if self.dropped:  # blank lines after prose or a fence: not the code's
                 self._blanks = []
-        if any(a.startswith(s) for a in self._above) or any(b.startswith(s) for b in self._below[:1]) \
+        if any(a.startswith(s) for a in self._above) or any(b.strip().startswith(s) for b in self._below[:1]) \
                 or any(r.startswith(s) for r in self._recent[-REPEAT_PERIOD:]):
             return  # it may repeat a line around the selection, or the lines before it
         self._pass_blanks()

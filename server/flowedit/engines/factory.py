@@ -42,6 +42,7 @@ class EngineSpec:
     first_token_ms: float = 0.0
     prefill_us_per_token: float = 0.0
     faults: tuple[Fault, ...] = ()
+    habits: tuple[str, ...] = ()  # real models' habits (engines/habits.py)
     # local: the embedded engine
     workspace: Path | None = None
     corpus: tuple[Path, ...] = ()
@@ -85,7 +86,7 @@ def build_engine(spec: EngineSpec, progress: Callable[[int, int], None] | None =
     if text is None:
         text = importlib.resources.files("flowedit").joinpath(SAMPLE_TEXT).read_text(encoding="utf-8")
     return ScriptedEngine(text, rate=spec.rate, first_token_ms=spec.first_token_ms, faults=list(spec.faults),
-                          prefill_us_per_token=spec.prefill_us_per_token)
+                          prefill_us_per_token=spec.prefill_us_per_token, habits=spec.habits)
 
 
 def embedded_spec(root: str | None, exclude: list[str], corpus: list[str], budget: int) -> EngineSpec:

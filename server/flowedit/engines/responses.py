@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from flowedit.engines.base import Continuation, DropConnection, Engine, EngineError, input_tokens
+from flowedit.engines.habits import Reasoning
 from flowedit.model import wire
 
 YIELD_EVERY = 16  # deltas sent back to back before letting other lanes and the reader run
@@ -64,6 +65,9 @@ class ResponseRun:
         self._created_at = int(time.time())
         self._pump: asyncio.Task[None] | None = None
         self._cut: str | None = None  # why it ended early (max_output_tokens)
+        self.reasoning_id = f"rs_{uuid.uuid4().hex}"
+        self._reasoning: list[str] | None = None  # a reasoning model's summary deltas, once it sent some
+        self._index = 0  # the message item's output_index (1 after a reasoning item)
         self.completed = False
         self.ended = asyncio.Event()  # set once its terminal event is out (or it failed)
 
@@ -111,9 +115,17 @@ class ResponseRun:
             async for delta in stream:
                 if not delta:
                     continue
+                if isinstance(delta, Reasoning):  # a reasoning model thinks first: an item of its own
+                    await self._reason(delta)
+                    continue
+                if self._reasoning is not None and self._index == 0:
+                    self._index = 1  # the message comes after the reasoning item
+                    await self._send(wire.OutputItemDone(output_index=0, item=self._reasoning_item("completed"),
+                                                         stream_id=self.stream_id))
                 self.deltas.append(delta)
                 await self._send(wire.OutputTextDelta(
-                    item_id=self.item_id, delta=delta, stream_id=self.stream_id, logprobs=[]))
+                    item_id=self.item_id, delta=delta, stream_id=self.stream_id, logprobs=[],
+                    output_index=self._index))
                 if limit is not None and len(self.deltas) >= limit:
                     self._cut = "max_output_tokens"  # as OpenAI does: stop there, end `incomplete`
                     break
@@ -124,6 +136,19 @@ class ResponseRun:
             if aclose is not None:
                 await aclose()
 
+    async def _reason(self, delta: str) -> None:
+        if self._reasoning is None:
+            self._reasoning = []
+            await self._send(wire.OutputItemAdded(output_index=0, item=self._reasoning_item("in_progress"),
+                                                  stream_id=self.stream_id))
+        self._reasoning.append(delta)
+        await self._send(wire.ReasoningSummaryDelta(item_id=self.reasoning_id, delta=str(delta),
+                                                    stream_id=self.stream_id))
+
+    def _reasoning_item(self, status: str) -> dict[str, Any]:
+        summary = [{"type": "summary_text", "text": "".join(self._reasoning or ())}] if status == "completed" else []
+        return {"id": self.reasoning_id, "type": "reasoning", "summary": summary, "status": status}
+
     async def _finish(self) -> None:
         """Send the terminal events for whatever ended the response."""
         text = self.text
@@ -132,19 +157,19 @@ class ResponseRun:
             keep = self.interrupt.mode != "discard_partial_items"
             await self._send(self._lifecycle(
                 "response.incomplete", "incomplete", incomplete_details={"reason": "interrupted"},
-                output=[self._message(text, "incomplete")] if keep else []))
+                output=self._output(text, "incomplete") if keep else []))
             return
         assert self._pump is not None
         failure = self._pump.exception()
         if failure is None and self._cut is not None:
             await self._send(self._lifecycle(
                 "response.incomplete", "incomplete", incomplete_details={"reason": self._cut},
-                output=[self._message(text, "incomplete")]))
+                output=self._output(text, "incomplete")))
         elif failure is None:
             await self._send(wire.OutputTextDone(item_id=self.item_id, text=text, stream_id=self.stream_id,
-                                                 logprobs=[]))
+                                                 logprobs=[], output_index=self._index))
             await self._send(self._lifecycle("response.completed", "completed",
-                                             output=[self._message(text, "completed")]))
+                                             output=self._output(text, "completed")))
             self.completed = True
         elif isinstance(failure, EngineError):
             await self._send(wire.error_event(failure.code, failure.message, stream_id=self.stream_id,
@@ -157,14 +182,15 @@ class ResponseRun:
                                               stream_id=self.stream_id, status=500, type_="server_error"))
 
     def _lifecycle(self, type_: str, status: str, **fields: Any) -> wire.ResponseLifecycle:
-        output_tokens = len(self.deltas)
+        reasoning_tokens = len(self._reasoning or ())
+        output_tokens = len(self.deltas) + reasoning_tokens
         usage = None
         if status != "in_progress":
             usage = {
                 "input_tokens": self._input_tokens,
                 "input_tokens_details": {"cached_tokens": self._cached_tokens, "cache_write_tokens": 0},
                 "output_tokens": output_tokens,
-                "output_tokens_details": {"reasoning_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
                 "total_tokens": self._input_tokens + output_tokens,
             }
         # created_at, tool_choice, tools, parallel_tool_calls: required by the openai SDK's Response model
@@ -172,6 +198,11 @@ class ResponseRun:
             id=self.id, status=status, model=self._model, usage=usage, created_at=self._created_at,
             tool_choice="auto", tools=[], parallel_tool_calls=False, **fields)
         return wire.ResponseLifecycle(type=type_, response=body, stream_id=self.stream_id)  # type: ignore[arg-type]
+
+    def _output(self, text: str, status: str) -> list[dict[str, Any]]:
+        """The response's output items: the reasoning item (if the engine reasoned), then the message."""
+        reasoning = [self._reasoning_item("completed")] if self._reasoning is not None else []
+        return [*reasoning, self._message(text, status)]
 
     def _message(self, text: str, status: str) -> dict[str, Any]:
         """The assistant message output item, as the SDK's `ResponseOutputMessage` expects it."""

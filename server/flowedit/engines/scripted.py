@@ -4,7 +4,8 @@ It is what the demo, the benchmarks and the tests talk to when no model is at ha
 answered with the same text (from `--text-file`), cut into ≈ 4-character tokens, after `first_token_ms`
 plus a prefill cost of `prefill_us_per_token` per input token it has not read before (a continuation's
 earlier turns are cached: `base.new_input_tokens`), at `rate` tokens per second. It can misbehave on purpose (`Fault`): drop the connection, fail the
-lane with an `error` event, or stall forever, after N tokens.
+lane with an `error` event, or stall forever, after N tokens; and it can answer with real models' habits
+(`habits`, engines/habits.py: fences, prose, dedent, repeated surroundings, runaway, reasoning first, …).
 
 A next-edit request (flowedit.task "next_edit") is answered like the embedded engine does (the last edit
 made again where its pattern recurs), paced the same way, or with `next_edit_text` when one is given; it
@@ -26,6 +27,7 @@ from typing import AsyncIterator, Awaitable, Callable, Literal, Sequence
 
 from flowedit.core.nextedit import repeated_edit_answer
 from flowedit.engines.base import TOKEN_CHARS, DropConnection, EngineError, new_input_tokens
+from flowedit.engines.habits import bursty, parse_habits, reasoning_deltas, with_habits
 from flowedit.model import wire
 
 __all__ = ["TOKEN_CHARS", "Fault", "ScriptedEngine", "tokenize"]
@@ -96,6 +98,7 @@ class ScriptedEngine:
         *,
         prefill_us_per_token: float = 0.0,
         next_edit_text: str | None = None,
+        habits: Sequence[str] = (),
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
@@ -111,6 +114,7 @@ class ScriptedEngine:
         self.prefill_us_per_token = float(prefill_us_per_token)
         self.faults = tuple(faults)
         self.next_edit_text = next_edit_text
+        self.habits = parse_habits(habits)
         self._clock = clock
         self._sleep = sleep
         self._fired: dict[Fault, int] = {}
@@ -121,6 +125,7 @@ class ScriptedEngine:
         """One line saying this is a stand-in, what it replays and how."""
         pace = "unlimited" if self.rate == 0 else f"{self.rate:g} tok/s"
         faults = f", faults: {', '.join(map(str, self.faults))}" if self.faults else ""
+        faults += f", habits: {', '.join(self.habits)}" if self.habits else ""
         prefill = f" + {self.prefill_us_per_token:g} µs per new input token" if self.prefill_us_per_token else ""
         return (
             f"scripted model stand-in (not a model): replays {len(self.text)} characters at {pace}, "
@@ -144,7 +149,11 @@ class ScriptedEngine:
         else:
             text = self._answers[self._served % len(self._answers)]
             self._served += 1
-        tokens = tokenize(text)
+        if self.habits:
+            text = with_habits(text, self.habits, request.flowedit or {}, wire.response_text(request))
+        tokens: list[str] = bursty(text) if "bursty" in self.habits else tokenize(text)
+        if "reasoning" in self.habits:
+            tokens = [*reasoning_deltas(), *tokens]
         armed = [f for f in self.faults if f.after <= len(tokens) and (f.times is None or self._fired.get(f, 0) < f.times)]
         fault = min(armed, key=lambda f: f.after, default=None)
         if fault is not None:

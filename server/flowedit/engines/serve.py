@@ -20,6 +20,7 @@ from flowedit.core.redact import known as known_secrets
 from flowedit.engines.base import Engine
 from flowedit.engines.factory import ENGINES, EngineSpec, build_engine
 from flowedit.engines.gateway import Gateway, GatewayRefused
+from flowedit.engines.habits import HABITS, parse_habits
 from flowedit.engines.http import HttpListener
 from flowedit.engines.scripted import Fault
 from flowedit.engines.upstream import FIM_MODES
@@ -54,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "previous_response_id's earlier turns count as cached (default: %(default)s)")
     parser.add_argument("--fault", type=_fault, action="append", default=[], metavar="SPEC",
                         help="misbehave on purpose: drop-after=N | error-after=N | stall-after=N (repeatable)")
+    parser.add_argument("--habit", type=_habits, action="append", default=[], metavar="NAME[,NAME…]",
+                        help="scripted: answer with real models' habits (docs/model-habits.md): "
+                        f"{', '.join(HABITS)} (repeatable)")
     parser.add_argument("--token-env", metavar="NAME", default=None,
                         help="require `Authorization: Bearer $NAME` on every connection (mandatory off loopback)")
     parser.add_argument("--max-age", type=float, default=3600.0,
@@ -88,11 +92,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(run=run)
 
 
+def _habits(spec: str) -> tuple[str, ...]:
+    try:
+        return parse_habits(spec)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def engine_spec(args: argparse.Namespace) -> EngineSpec:
     """What `--engine` and the other options ask for (text files are read here: OSError if unreadable)."""
     return EngineSpec(args.engine, text=args.text_file.read_text(encoding="utf-8") if args.text_file else None,
                       rate=args.rate, first_token_ms=args.first_token_ms,
                       prefill_us_per_token=args.prefill_us_per_token, faults=tuple(args.fault),
+                      habits=parse_habits([h for group in args.habit for h in group]),
                       workspace=args.workspace, corpus=tuple(args.corpus), max_tokens=args.max_tokens,
                       index_budget_tokens=args.index_budget, upstream=args.upstream, model=args.model,
                       upstream_key_env=args.upstream_key_env, fim=args.upstream_fim,

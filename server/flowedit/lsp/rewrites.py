@@ -14,7 +14,8 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from flowedit.core.context import DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, redirect_prompt, rewrite_context
+from flowedit.core.context import (DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, output_budget, redirect_prompt,
+                                   rewrite_context)
 from flowedit.core.exclude import uri_path
 from flowedit.core.linediff import whole_lines
 from flowedit.core.region import Region, TrackedRegion
@@ -242,7 +243,8 @@ class Rewrites:
         create = wire.ResponseCreate(
             model=None, input=ctx.prompt(),
             instructions=DIFF_INSTRUCTIONS if session.mode is Mode.DIFF else REPLACE_INSTRUCTIONS,
-            max_output_tokens=settings.rewrite.max_output_tokens, metadata={"flowedit_rewrite": run.id},
+            max_output_tokens=output_budget(session.original, settings.rewrite.max_output_tokens),
+            metadata={"flowedit_rewrite": run.id},
             flowedit={"task": "rewrite", "mode": session.mode.value, "path": ctx.path,
                       "language_id": ctx.language_id},
         )
@@ -271,6 +273,10 @@ class Rewrites:
                     sent = session.batches_sent
                     session.delta(event.delta)
                     self.pump(run)
+                    if session.shaper.ended:  # the rest is not code (prose, a repeat): stop paying for it
+                        log.info("rewrite %s: %s; the rest of the answer is left out", run.id, session.shaper.ended)
+                        await self._stop_lane(run)
+                        break
                     if session.batches_sent != sent:  # let the edit go out now, not after the deltas queued
                         await asyncio.sleep(0)  # ok: a yield to the task that writes it (fast streams queue many)
                     run.report_progress(self.host)

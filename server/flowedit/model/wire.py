@@ -131,6 +131,34 @@ class OutputTextDone(_OutputText):
     text: str
 
 
+class OutputItemAdded(_Open):
+    """`response.output_item.added` (sent by the gateway for a reasoning item; clients ignore it)."""
+
+    type: Literal["response.output_item.added"] = "response.output_item.added"
+    output_index: int = 0
+    item: dict[str, Any]
+    sequence_number: int = 0
+    stream_id: str | None = None
+
+
+class OutputItemDone(OutputItemAdded):
+    """`response.output_item.done`."""
+
+    type: Literal["response.output_item.done"] = "response.output_item.done"  # type: ignore[assignment]
+
+
+class ReasoningSummaryDelta(_Open):
+    """`response.reasoning_summary_text.delta`: a reasoning model's summary of its thinking, not the answer."""
+
+    type: Literal["response.reasoning_summary_text.delta"] = "response.reasoning_summary_text.delta"
+    item_id: str = ""
+    output_index: int = 0
+    summary_index: int = 0
+    delta: str
+    sequence_number: int = 0
+    stream_id: str | None = None
+
+
 class InterruptAccepted(_Open):
     """`response.interrupt.accepted`."""
 
