@@ -5,16 +5,18 @@ The model's text is noise (random weights, a 300-token vocabulary) but everythin
 llama.cpp's `/props`, `/v1/chat/completions`, `/v1/completions` and `/infill`, its SSE framing, its
 cancellation when the client hangs up. The server runs in a child process (port 0), stopped by closing
 its stdin. Skipped where `xllamacpp` or `gguf` is not installed (test extras; x86-64/arm64 Linux wheels).
+`llama_server` serves tests/lsp/test_real_model_e2e.py's real model too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 import pytest
 
@@ -27,7 +29,7 @@ np = pytest.importorskip("numpy")
 
 TIMEOUT = 60  # a guard against hangs (model load included), never a wait
 SERVER = """
-import sys, xllamacpp
+import json, sys, xllamacpp
 params = xllamacpp.CommonParams()
 params.model.path = sys.argv[1]
 params.port = 0
@@ -37,6 +39,12 @@ params.n_parallel = 1
 params.warmup = False
 params.cpuparams.n_threads = 1
 params.cpuparams_batch.n_threads = 1
+for name, value in json.loads(sys.argv[2]).items():  # the caller's own, e.g. {"sampling.temp": 0.0}
+    *path, field = name.split(".")
+    target = params
+    for part in path:
+        target = getattr(target, part)
+    setattr(target, field, value)
 server = xllamacpp.Server(params)
 print("listening", server.listening_address, flush=True)
 sys.stdin.read()  # until the test closes our stdin
@@ -107,10 +115,11 @@ def write_tiny_llama(path: Path) -> None:
 
 
 @contextlib.asynccontextmanager
-async def llama_server(model: Path, log: Path) -> AsyncIterator[str]:
-    """The URL of a llama.cpp server on a free port serving `model`, logging to `log`."""
+async def llama_server(model: Path, log: Path, params: dict[str, Any] | None = None) -> AsyncIterator[str]:
+    """The URL of a llama.cpp server on a free port serving `model`, logging to `log`; `params` set
+    `xllamacpp.CommonParams` fields by dotted name over SERVER's (e.g. `{"n_ctx": 2048}`)."""
     with log.open("wb") as stderr:
-        child = await asyncio.create_subprocess_exec(sys.executable, "-c", SERVER, str(model),
+        child = await asyncio.create_subprocess_exec(sys.executable, "-c", SERVER, str(model), json.dumps(params or {}),
                                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
     assert child.stdin is not None and child.stdout is not None
     try:
