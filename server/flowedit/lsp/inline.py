@@ -21,6 +21,7 @@ from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelStalled, ModelUnreachable
 
 from flowedit.lsp.host import Host
+from flowedit.lsp.reasoning import Asking, with_effort
 from flowedit.lsp.links import answered_by
 from flowedit.lsp.streams import ANCHOR, Counters, ModelStream, quiet_interrupt
 
@@ -286,8 +287,9 @@ class InlineCompleter:
             log.debug("completion model call ended: %s; counters %s", self._figures(stream), self.counters.as_dict())
 
     async def _read(self, stream: ModelStream, link, create: wire.ResponseCreate) -> None:  # noqa: ANN001
-        stream.lane = lane = await link.request(create)
-        async for event in lane:
+        asking = Asking(link, with_effort(create, "inline", self.host.settings, link),
+                        on_lane=lambda lane: setattr(stream, "lane", lane))
+        async for event in asking:
             if isinstance(event, wire.OutputTextDelta) and event.delta:
                 now = asyncio.get_running_loop().time()
                 if stream.first_token_at is None:
@@ -296,8 +298,8 @@ class InlineCompleter:
                 stream.tokens += 1
                 stream.raw += event.delta
                 stream.changed.set()
-                if complete_enough(stream.raw, stream.cursor):
-                    await lane.interrupt()  # the rest would be cut anyway: stop paying for it
+                if complete_enough(stream.raw, stream.cursor) and stream.lane is not None:
+                    await stream.lane.interrupt()  # the rest would be cut anyway: stop paying for it
                     break
 
     async def _await_answer(self, stream: ModelStream, typed: str, superseded: asyncio.Future):

@@ -28,6 +28,7 @@ from flowedit.core.nextedit import (NEXT_EDIT_INSTRUCTIONS, NextEditContext, Pre
 from flowedit.core.text import Change, Document
 from flowedit.lsp import convert
 from flowedit.lsp.host import Host
+from flowedit.lsp.reasoning import Asking, with_effort
 from flowedit.lsp.links import answered_by
 from flowedit.lsp.streams import quiet_interrupt
 from flowedit.model import wire
@@ -195,19 +196,21 @@ class NextEdits:
         """The model's whole answer to `create` (its lane interrupted if this is cancelled) and its figures;
         `streaming` sees the answer so far whenever a line of it is complete."""
         link, model = await self.host.link("next_edit")
-        lane = await link.request(create.model_copy(update={"model": model}))
+        asking = Asking(link, with_effort(create.model_copy(update={"model": model}), "next_edit", self.host.settings, link))
+        lane = await asking.start()
         text = []
         try:
-            async for event in lane:
+            async for event in asking:
                 if isinstance(event, wire.OutputTextDelta) and event.delta:
                     text.append(event.delta)
                     if "\n" in event.delta:
                         streaming("".join(text))
         except asyncio.CancelledError:
+            lane = asking.lane or lane
             if not lane.done:
                 asyncio.ensure_future(quiet_interrupt(lane, "next-edit"))
             raise
-        return "".join(text), answered_by(model, link.shown_url, lane.model)
+        return "".join(text), answered_by(model, link.shown_url, (asking.lane or lane).model)
 
     # ------------------------------------------------------------------ delivery
     def live(self, uri: str) -> Prediction | None:

@@ -45,6 +45,9 @@ class RewriteRun:
     last_edit_at: float | None = None
     edits_seen: int = 0  # applied batches counted so far (last_edit_at moves when this grows)
     tokens: int = 0
+    thinking_since: float | None = None  # a reasoning model's first summary delta (it thinks before it writes)
+    thoughts: int = 0  # its reasoning deltas
+    usage: dict[str, Any] | None = None  # the endpoint's token counts for the answer (reasoning included)
     followups: int = 0  # redirects sent as the new instruction only, continuing the interrupted response
     followup_fallbacks: int = 0  # ... that the endpoint no longer knew: sent again with the whole context
     model: str | None = None
@@ -62,6 +65,9 @@ class RewriteRun:
                                "tokens": self.tokens, "followups": self.followups,
                                "followup_fallbacks": self.followup_fallbacks,
                                "edits_sent": self.session.batches_sent, "edits_applied": self.session.batches_applied}
+        if self.thinking_since is not None:  # the first token counted is the first of the text
+            out["reasoning_deltas"] = self.thoughts
+            out["thinking_ms"] = round(((self.first_token_at or self.thinking_since) - self.started) * 1000, 1)
         if self.first_token_at is not None:
             out["ttft_ms"] = round((self.first_token_at - self.started) * 1000, 1)
             span = (self.last_token_at or self.first_token_at) - self.first_token_at
@@ -71,6 +77,10 @@ class RewriteRun:
         if self.outcome is not None and self.last_edit_at is not None and self.last_token_at is not None:
             # the lag the user sees at the end: the model's last token → the editor has the last edit
             out["last_token_to_last_edit_ms"] = round(max(0.0, self.last_edit_at - self.last_token_at) * 1000, 1)
+        if self.usage:  # what the endpoint bills: input (cached part), output (reasoning part)
+            details = (self.usage.get("input_tokens_details") or {}, self.usage.get("output_tokens_details") or {})
+            out.update(input_tokens=self.usage.get("input_tokens"), cached_tokens=details[0].get("cached_tokens"),
+                       output_tokens=self.usage.get("output_tokens"), reasoning_tokens=details[1].get("reasoning_tokens"))
         if self.outcome is not None:
             out["outcome"] = type(self.outcome).__name__.lower()
             out["reason"] = self.outcome.reason
@@ -87,6 +97,16 @@ class RewriteRun:
             return
         self.progress_token = token
         host.progress(token, "begin", f"FlowEdit: {textwrap.shorten(self.instruction, 60, placeholder='…')}")
+
+    def thinking(self, host: Host, now: float) -> None:
+        """A reasoning delta before the text: the status and the progress say "thinking" and for how long."""
+        self.thinking_since = self.thinking_since or now
+        self.thoughts += 1
+        if self.thoughts % 16 == 1:
+            elapsed = now - self.started
+            host.send_status({**self.figures(), "thinking_ms": round(elapsed * 1000, 1), "phase": "thinking"})
+            if self.progress_token is not None:
+                host.progress(self.progress_token, "report", f"thinking… {elapsed:.1f} s")
 
     def report_progress(self, host: Host) -> None:
         if self.progress_token is None or self.tokens % 16 != 1:

@@ -24,6 +24,7 @@ from flowedit.core.text import Document, PositionError
 from flowedit.lsp import convert
 from flowedit.lsp.documents import lost_track
 from flowedit.lsp.host import Host
+from flowedit.lsp.reasoning import Asking, with_effort
 from flowedit.lsp.rewriterun import RewriteRun, model_failure
 from flowedit.model import wire
 from flowedit.model.errors import ModelError, ModelFailure
@@ -256,15 +257,21 @@ class Rewrites:
         try:
             link, create.model = await self.host.link("rewrite")
             run.model, run.endpoint = create.model, link.shown_url
-            lane = await link.request(create)
+            asking = Asking(link, with_effort(create, "rewrite", settings, link))
+            lane = await asking.start()
             if generation != run.generation or session.state is not State.STREAMING:
                 await lane.interrupt()
                 return
             run.lane = lane
-            async for event in lane:
+            asking.on_lane = lambda again: setattr(run, "lane", again)
+            async for event in asking:
                 if generation != run.generation:
                     break  # redirected: what the old lane still held belongs to the old answer
+                lane = asking.lane or lane
                 run.answered = lane.model or run.answered
+                if getattr(event, "type", "").startswith("response.reasoning") and run.first_token_at is None:
+                    run.thinking(self.host, asyncio.get_running_loop().time())  # a reasoning model thinks first
+                    continue
                 if isinstance(event, wire.OutputTextDelta) and event.delta:
                     now = asyncio.get_running_loop().time()
                     run.first_token_at = run.first_token_at or now
@@ -282,6 +289,8 @@ class Rewrites:
                     run.report_progress(self.host)
                     if run.tokens % 16 == 1:  # live figures for status bars, about one in 16 tokens
                         self.host.send_status(run.figures())
+            lane = asking.lane or lane
+            run.usage = lane.usage or run.usage
             if generation == run.generation and lane.incomplete_reason not in (None, "interrupted"):
                 session.fail(f"the model stopped early ({lane.incomplete_reason}): the answer is incomplete")
             elif generation == run.generation:

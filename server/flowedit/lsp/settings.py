@@ -13,6 +13,9 @@ from flowedit.core.exclude import DEFAULT_EXCLUDES
 from flowedit.lsp.kinds import BY_NAME, Kind
 
 
+Effort = Literal["off", "none", "minimal", "low", "medium", "high", "xhigh"]
+
+
 class Preset(BaseModel):
     """A one-click rewrite offered as a code action."""
 
@@ -41,6 +44,8 @@ class RewriteSettings(BaseModel):
     default_instruction: str = "Improve this code: make it clearer and more correct."
     presets: list[Preset] = Field(default_factory=lambda: list(DEFAULT_PRESETS))
     max_output_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    # reasoning models think before they write: how long (sent only where the endpoint takes it; "off": never)
+    reasoning_effort: Effort = "low"
     model: str | None = None  # default: the top-level `model` (e.g. a strong model for rewrites)
     endpoint: str | None = None  # default: the top-level `endpoint`
 
@@ -56,6 +61,7 @@ class InlineSettings(BaseModel):
     suffix_tokens: int = Field(default=500, ge=0, le=100_000)
     snippets: int = Field(default=3, ge=0, le=20)  # from recently edited open documents
     max_tokens: int = Field(default=128, ge=1, le=4096)
+    reasoning_effort: Effort = "minimal"  # the lowest: ghost text cannot wait for thinking
     # "none": every keystroke the running answer cannot serve asks the model at once (at most one call in
     # flight per document, the old one interrupted); "adaptive": first wait ~1.5x the typing interval
     # (fewer calls on a metered endpoint, ghost text later)
@@ -80,6 +86,7 @@ class NextEditSettings(BaseModel):
     region_tokens: int = Field(default=350, ge=10, le=10_000)  # the editable region around the cursor
     context_tokens: int = Field(default=150, ge=0, le=10_000)  # read-only lines either side of it
     max_tokens: int = Field(default=1024, ge=1, le=16_384)
+    reasoning_effort: Effort = "minimal"
 
 
 class EmbeddedSettings(BaseModel):

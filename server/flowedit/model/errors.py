@@ -52,11 +52,13 @@ class ModelHandshakeFailed(ModelConnectionLost):
 class ModelError(ModelFailure):
     """The server rejected or failed a response (`error` event or `response.failed`)."""
 
-    def __init__(self, code: str | None, message: str, *, status: int | None = None) -> None:
+    def __init__(self, code: str | None, message: str, *, status: int | None = None,
+                 param: str | None = None) -> None:
         super().__init__(f"{code or 'error'}: {message}" if message else (code or "error"))
         self.code = code
         self.message = message
         self.status = status
+        self.param = param  # the request's parameter it names, when it names one (e.g. "reasoning.effort")
 
 
 class ModelSetupFailed(ModelHandshakeFailed):

@@ -52,6 +52,7 @@ class Lane:
         self.response_id: str | None = None
         self.model: str | None = None  # the model the response says answered (OpenAI: the resolved name)
         self.incomplete_reason: str | None = None
+        self.usage: dict[str, Any] | None = None  # the terminal event's token counts, when the endpoint sends them
         self._on_interrupt = on_interrupt
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._routed = True  # the socket still routes frames here
@@ -140,13 +141,14 @@ class Lane:
                 return True
             self._queue.put_nowait(event)
             if event.terminal:
+                self.usage = event.response.usage if isinstance(event.response.usage, dict) else None
                 if event.type == "response.incomplete":
                     self.incomplete_reason = str((event.response.incomplete_details or {}).get("reason", ""))
                 self.end(_END)
                 return True
             return False
         if isinstance(event, wire.ErrorEvent):
-            self.end(ModelError(event.error.code, event.error.message, status=event.status))
+            self.end(ModelError(event.error.code, event.error.message, status=event.status, param=event.error.param))
             return True
         self._queue.put_nowait(event)
         return False

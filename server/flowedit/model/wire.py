@@ -54,6 +54,7 @@ class ResponseCreate(_Open):
     instructions: str | None = None
     max_output_tokens: int | None = None
     temperature: float | None = None
+    reasoning: dict[str, Any] | None = None  # {"effort": "low"} for reasoning models (lsp/reasoning.py)
     metadata: dict[str, str] | None = None
     stream_id: str | None = None
     # flowedit extension: structured context for engines that understand it (prefix/suffix, task kind)

@@ -1,0 +1,73 @@
+"""Reasoning models (the Codex family think before they write): each feature's `reasoning_effort`, sent as
+`reasoning: {effort}` only where the endpoint takes it.
+
+An endpoint that refuses the parameter (an error naming `reasoning`, before any of the answer) gets the
+request once more without it, and the link remembers: later requests to that endpoint go without. The
+reasoning itself never reaches a document: only the `message` item's text deltas are the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+from flowedit.model import wire
+from flowedit.model.errors import ModelError
+
+if TYPE_CHECKING:
+    from flowedit.lsp.settings import Settings
+    from flowedit.model.lane import Lane
+    from flowedit.model.link import ModelLink
+
+SECTION = {"inline": "inline", "rewrite": "rewrite", "next_edit": "next_edit"}
+
+
+def with_effort(create: wire.ResponseCreate, kind: str, settings: Settings, link: ModelLink) -> wire.ResponseCreate:
+    """`create` with the feature's reasoning effort, unless it is "off" or the endpoint refused it."""
+    effort = getattr(settings, SECTION[kind]).reasoning_effort
+    if effort == "off" or link.refuses_reasoning:
+        return create
+    return create.model_copy(update={"reasoning": {"effort": effort}})
+
+
+def refuses_reasoning(exc: ModelError) -> bool:
+    """Whether the endpoint refused the request for its `reasoning` parameter (unknown, or a value it
+    does not take: OpenAI names `reasoning.effort` in `param`; others say it in the message)."""
+    return "reasoning" in (exc.param or "") or ("reasoning" in exc.message.lower() and exc.code in (
+        "unsupported_parameter", "unsupported_value", "invalid_request_error", "unknown_parameter", None))
+
+
+class Asking:
+    """One request's events; sent again without `reasoning` if the endpoint refuses it (once). `lane` is
+    the current lane (`on_lane` is told of each)."""
+
+    def __init__(self, link: ModelLink, create: wire.ResponseCreate,
+                 on_lane: Callable[[Lane], None] | None = None) -> None:
+        self.link, self.create, self.lane = link, create, None
+        self.on_lane = on_lane
+        self.dropped_reasoning = False
+
+    async def start(self) -> Lane:
+        """Send the request (the first time): its lane."""
+        self.lane = await self.link.request(self.create)
+        if self.on_lane is not None:
+            self.on_lane(self.lane)
+        return self.lane
+
+    async def __aiter__(self) -> AsyncIterator[wire.ServerEvent]:
+        lane = self.lane or await self.start()
+        text = False
+        try:
+            async for event in lane:
+                text = text or isinstance(event, wire.OutputTextDelta)
+                yield event
+        except ModelError as exc:
+            if self.create.reasoning is None or self.dropped_reasoning or not refuses_reasoning(exc) \
+                    or text:
+                raise
+            self.link.refuses_reasoning = True
+            self.dropped_reasoning = True
+            self.create = self.create.model_copy(update={"reasoning": None})
+            lane = await self.start()
+            async for event in lane:
+                yield event
