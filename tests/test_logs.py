@@ -26,3 +26,20 @@ def test_bearer_tokens_query_keys_and_env_values_are_masked(monkeypatch):
 def test_plain_messages_are_untouched():
     rec = _record("hello %s", "world")
     assert RedactSecrets().filter(rec) and rec.getMessage() == "hello world"
+
+
+def test_pyglss_warning_for_a_routine_cancel_is_logged_at_debug_level(capsys):
+    """VS Code cancels most requests after their answer; pygls warned for each (seen in real VS Code)."""
+    import logging
+
+    from flowedit import logs
+
+    logs.setup("INFO")
+    logging.getLogger("pygls.protocol.json_rpc").warning('Cancel notification for unknown message id "%s"', 7)
+    logging.getLogger("pygls.protocol.json_rpc").warning("something else went wrong")
+    err = capsys.readouterr().err
+    assert "Cancel notification" not in err and "something else went wrong" in err
+    logs.setup("DEBUG")
+    logging.getLogger("pygls.protocol.json_rpc").warning('Cancel notification for unknown message id "%s"', 8)
+    assert "DEBUG pygls.protocol.json_rpc: Cancel notification" in capsys.readouterr().err
+    logs.setup("WARNING")

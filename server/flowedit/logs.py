@@ -40,4 +40,17 @@ def setup(level: str = "INFO") -> logging.Handler:
     for noisy in ("pygls", "websockets"):
         logging.getLogger(noisy).setLevel(max(logging.INFO if noisy == "websockets" else logging.WARNING,
                                               logging.getLevelName(level)))
+    json_rpc = logging.getLogger("pygls.protocol.json_rpc")
+    if not any(isinstance(f, RoutineCancels) for f in json_rpc.filters):
+        json_rpc.addFilter(RoutineCancels())
     return handler
+
+
+class RoutineCancels(logging.Filter):
+    """pygls warns of every `$/cancelRequest` for a request already answered; VS Code sends one after
+    most answers: routine, so it is logged at debug level (and dropped where debug is off)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and str(record.msg).startswith("Cancel notification for unknown"):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"  # (handlers above debug drop it)
+        return True

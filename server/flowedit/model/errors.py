@@ -15,11 +15,17 @@ mapped to these where the transport touches the network and never escape the lin
         └── ModelStalled              the server sent nothing for a response for `.seconds`: the
                                       request was interrupted (the socket's pings do not count)
 
+An endpoint's error message is shown cleaned and capped (`shown`): no terminal escapes, at most
+`SHOWN_CHARS` characters; the whole of it goes to the debug log only.
 Messages never contain header values (the API key rides in `Authorization`) nor URL query strings.
 """
 
 from __future__ import annotations
 
+import logging
+import re
+
+log = logging.getLogger(__name__)
 
 class ModelFailure(Exception):
     """Base of every failure the model link reports."""
@@ -49,11 +55,27 @@ class ModelHandshakeFailed(ModelConnectionLost):
         self.status = status
 
 
+SHOWN_CHARS = 500  # of an endpoint's error message, in messages and the status (the whole: debug log only)
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """An endpoint's words as a user may see them: terminal escapes and control characters out, at most
+    `limit` characters (a hostile or broken endpoint sent 6 MB and ANSI sequences)."""
+    clean = _CONTROL.sub("", text)
+    return clean if len(clean) <= limit else clean[:limit] + f"… ({len(clean) - limit} more characters)"
+
+
 class ModelError(ModelFailure):
-    """The server rejected or failed a response (`error` event or `response.failed`)."""
+    """The server rejected or failed a response (`error` event or `response.failed`); its code and message
+    as `shown` (the whole message goes to the debug log)."""
 
     def __init__(self, code: str | None, message: str, *, status: int | None = None,
                  param: str | None = None) -> None:
+        if len(message) > SHOWN_CHARS or _CONTROL.search(message):
+            log.debug("the endpoint's whole error message: %r", message)
+            message = shown(message)
+        code = shown(code, 80) if code else code
         super().__init__(f"{code or 'error'}: {message}" if message else (code or "error"))
         self.code = code
         self.message = message
