@@ -163,3 +163,35 @@ async def test_leaving_the_edited_line_predicts_at_once_and_each_prediction_ends
         assert all(n["id"] == shown["id"] for n in ed.next_edits[notes:])  # (the one shown, moved on: no new one)
     finally:
         await ed.stop()
+
+
+async def test_a_next_edit_answer_longer_than_the_region_can_become_is_cut_and_shows_nothing(tmp_path):
+    """A model that runs on (3,000 distinct lines for a 5-line region) is stopped once its answer passes
+    what the region can become; nothing is shown and the server keeps answering."""
+    from flowedit.engines.gateway import Gateway
+    from flowedit.engines.scripted import ScriptedEngine, tokenize
+
+    runaway = "".join(f"line_{i} = compute({i})\n" for i in range(3000))
+
+    class Counting(ScriptedEngine):
+        sent = 0
+
+        async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
+            async for token in super().stream(request):
+                Counting.sent += 1
+                yield token
+
+    engine = Counting("unused", rate=5000, next_edit_text=runaway)
+    async with Gateway(engine) as gateway:
+        ed = await _editor(tmp_path, endpoint=gateway.url, model="scripted", inline={"enabled": False})
+        try:
+            uri = (tmp_path / "area.py").as_uri()
+            ed.open(uri, SOURCE)
+            _rename_first(ed, uri, "width", "size")
+            ended = await ed.wait_until(lambda: next((s["next_edit"] for s in ed.statuses if "next_edit" in s), None),
+                                        "the prediction's end")
+            assert await ed.ghost(uri, 0, invoked=True) is not None  # (the server answers on)
+        finally:
+            await ed.stop()
+    assert ended["outcome"] == "empty" and ed.shown_next_edit(uri) is None, ended
+    assert 0 < Counting.sent < len(tokenize(runaway)) // 4, Counting.sent  # stopped early, not read to the end

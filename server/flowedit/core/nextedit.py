@@ -95,6 +95,13 @@ class NextEditContext:
     version: int  # the document's version it was read from (not sent)
     last_edit: EditEvent | None = None
 
+    @property
+    def answer_limit(self) -> int:
+        """Characters of an answer worth reading: what the region can become, with the excerpt around it
+        repeated (a Zeta-style answer) and room to grow; a longer answer is a model running on (a 3,000-line
+        answer held the server for seconds)."""
+        return 3 * (len(self.before) + len(self.region) + len(self.after)) + 2_000
+
     def excerpt(self) -> str:
         """The excerpt with its markers (the file's path on the opening fence, as Zeta reads it)."""
         head = START_OF_FILE + "\n" if self.start_of_file else ""

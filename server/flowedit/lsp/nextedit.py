@@ -55,7 +55,7 @@ class NextEdits:
         self._idle: dict[str, asyncio.TimerHandle] = {}
         self._runs: dict[str, asyncio.Task] = {}
         self.counters = {"requests": 0, "predictions": 0, "empty": 0, "rejected": 0, "stale": 0, "interrupted": 0,
-                         "accepted": 0, "dismissed": 0, "typed_over": 0, "failed": 0}
+                         "accepted": 0, "dismissed": 0, "typed_over": 0, "failed": 0, "cut": 0}
         self._made: dict[str, int] = {}  # per document: the last prediction the user made in full
 
     # ------------------------------------------------------------------ documents
@@ -154,7 +154,7 @@ class NextEdits:
                     "ms": round((loop.time() - edit_at) * 1000, 1), "streaming": True}))
 
         try:
-            answer, figures = await self._ask(create, streaming)
+            answer, figures = await self._ask(create, streaming, ctx.answer_limit)
             outcome = self._conclude(doc, ctx, answer, cursor, {**figures, "ms": round((loop.time() - edit_at) * 1000, 1)})
         except asyncio.CancelledError:
             outcome = "interrupted"  # (a newer edit took over: counted where it was stopped)
@@ -192,7 +192,8 @@ class NextEdits:
         doc.observers.append(prediction)
         self._tell(doc, prediction)
 
-    async def _ask(self, create: wire.ResponseCreate, streaming: Callable[[str], None]) -> tuple[str, dict[str, Any]]:
+    async def _ask(self, create: wire.ResponseCreate, streaming: Callable[[str], None],
+                   limit: int | None = None) -> tuple[str, dict[str, Any]]:
         """The model's whole answer to `create` (its lane interrupted if this is cancelled) and its figures;
         `streaming` sees the answer so far whenever a line of it is complete."""
         link, model = await self.host.link("next_edit")
@@ -200,9 +201,17 @@ class NextEdits:
         lane = await asking.start()
         text = []
         try:
+            size = 0
             async for event in asking:
                 if isinstance(event, wire.OutputTextDelta) and event.delta:
                     text.append(event.delta)
+                    size += len(event.delta)
+                    if limit is not None and size > limit:  # more than the region can become: it runs on
+                        self.counters["cut"] += 1
+                        log.info("next-edit answer cut at %d characters (limit %d)", size, limit)
+                        lane = asking.lane or lane
+                        await quiet_interrupt(lane, "next-edit")
+                        return "", answered_by(model, link.shown_url, lane.model)
                     if "\n" in event.delta:
                         streaming("".join(text))
         except asyncio.CancelledError:
