@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowedit.core.text import Change, Document
+from tests.budget import budget
 
 TEXT = st.text(alphabet="ab\n😀é", max_size=30)
 
@@ -46,7 +47,7 @@ def a_change(data, text: str, label: str) -> Change:
     return Change(start, end, data.draw(st.text(alphabet="xy\n", max_size=4), label=f"{label} text"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=budget(300), deadline=None)
 @given(TEXT, st.data())
 def test_predicted_edits_and_their_report_leave_every_copy_like_the_editors(text, data):
     doc, editor, version = Document("file:///p", text, version=5), text, 5
@@ -84,7 +85,7 @@ def test_predicted_edits_and_their_report_leave_every_copy_like_the_editors(text
     assert seen.versions == sorted(seen.versions)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=budget(300), deadline=None)
 @given(TEXT, st.data())
 def test_whatever_the_editor_reports_after_predicted_edits_every_copy_ends_as_its_report_says(text, data):
     """The report is the editor's word: from the text it last reported, its changes give its text now,
