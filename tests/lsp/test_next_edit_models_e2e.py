@@ -44,7 +44,13 @@ async def test_a_responses_endpoint_is_asked_with_the_edits_and_the_region_and_i
             assert result["applied"] and ed.text(URI) == PREDICTED
         finally:
             await ed.stop()
-    [asked] = [r for r in engine.requests if (r.flowedit or {}).get("task") == "next_edit"]
+    asked_for = [r for r in engine.requests if (r.flowedit or {}).get("task") == "next_edit"]
+    # one for the text as typed; a loaded machine also asks on the way (a pause between keys longer than
+    # idle_ms) or for the text once accepted (before the editor stops)
+    at = TEXT.index("self, w") + len("self, w")
+    texts = [TEXT[:at] + ", h"[:n] + TEXT[at:] for n in range(4)] + [PREDICTED]
+    assert all(r.flowedit["region"] in texts for r in asked_for), [r.flowedit["region"] for r in asked_for]
+    asked = next(r for r in asked_for if r.flowedit["region"] == EDITED)
     assert asked.instructions == NEXT_EDIT_INSTRUCTIONS
     prompt = wire.response_text(asked)
     assert "```diff\n@@ -2,1 +2,1 @@\n-    def __init__(self, w):\n+    def __init__(self, w, h):\n```" in prompt

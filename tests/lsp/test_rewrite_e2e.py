@@ -408,7 +408,9 @@ async def test_eglot_busy_in_another_buffer_gets_the_whole_stream_without_report
     at once. Its report, when the user pauses, is folded in (not applied twice); the revert is exact."""
     ed = Editor(behaviour="eglot", eglot_idle_s=3600)  # never idle while the test runs
     try:
-        async with Gateway(ANSWER, tmp_path, rate=2000) as gw:
+        # ~1 s of stream: edits answered slower than tokens come are merged (one in flight), and a loaded
+        # machine answers slower; any count above one says the stream went on without the echo
+        async with Gateway(ANSWER, tmp_path, rate=500) as gw:
             await start(ed, gw)
             text = "top = 0\nTARGET\nbottom = 1\n"
             ed.open(URI, text)
@@ -420,7 +422,7 @@ async def test_eglot_busy_in_another_buffer_gets_the_whole_stream_without_report
     finally:
         await ed.stop()
     assert outcome["outcome"] == "finished", outcome
-    assert outcome["edits_applied"] == unreported > 3, (outcome, unreported)  # every edit, none reported
+    assert outcome["edits_applied"] == unreported > 1, (outcome, unreported)  # every edit, none reported
     assert reverted["reverted"] is True and reverted["dropped_typing"] is False, reverted
     assert ed.text(URI) == "# typed later\n" + text
 

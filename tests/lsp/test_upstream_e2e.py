@@ -16,7 +16,9 @@ async def test_completion_and_rewrite_through_the_in_process_bridge(tmp_path):
 
     async with FakeUpstream(upstream) as fake:
         ed = Editor(inline=True)
-        await ed.start({}, env={"FLOWEDIT_ENDPOINT": ""},
+        # (no speculative call: one started 75 ms after the ghost text, during the rewrite on a loaded
+        # machine, and took a second connection)
+        await ed.start({"inline": {"speculate": False}}, env={"FLOWEDIT_ENDPOINT": ""},
                        args=("--upstream", fake.url, "--model", "qwen2.5-coder"))
         try:
             ed.open(URI, "def area(width, height):\n    return \n\nOLD\n")
