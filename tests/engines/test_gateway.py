@@ -156,6 +156,9 @@ async def test_interrupt_of_an_unknown_response_is_an_error_not_a_crash() -> Non
         ('{"type": "response.create", "stream_id": "bad id!"}', "invalid_stream_id", None),
         ('{"type": "response.create", "stream_id": 7}', "invalid_stream_id", None),
         ('{"type": "response.create", "stream_id": "ok", "input": 5}', "invalid_request_error", "ok"),
+        ("[" * 100_000 + "]" * 100_000, "invalid_json", None),  # past Python's recursion limit
+        ('{"type": "response.create", "input": [{"content": ' + "[" * 100_000 + "]" * 100_000 + "}]}",
+         "invalid_json", None),
     ],
 )
 async def test_bad_frames_get_an_error_and_the_connection_stays_usable(

@@ -123,6 +123,7 @@ async def test_keep_alive_serves_several_requests_on_one_connection_and_connecti
 @pytest.mark.parametrize("request_bytes, status, code", [
     (post(b"{not json"), 400, "invalid_json"),
     (post(b"[1, 2]"), 400, "invalid_request_error"),
+    (post(b'{"input": [{"content": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]}"), 400, "invalid_json"),
     (post(create(stream=False)), 400, "invalid_request_error"),
     (post(create(max_output_tokens="many")), 400, "invalid_request_error"),
     (post(create(), path="/v1/chat/completions"), 404, "not_found"),

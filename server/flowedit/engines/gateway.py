@@ -42,6 +42,7 @@ AGE_LIMIT_CLOSE_CODE = 1001  # "going away": clients (the openai SDK too) treat 
 # answers gets `queue_full` for the excess, instead of the gateway holding every request it sent
 MAX_QUEUED_PER_LANE = 64
 MAX_QUEUED_BYTES = 32 * 2**20
+NESTED_TOO_DEEPLY = "the JSON is nested too deeply"
 _FINISHED_MEMORY = 4096  # ids of ended responses kept so that a late interrupt is a quiet no-op
 
 log = logging.getLogger(__name__)
@@ -170,7 +171,7 @@ class _Connection:
 
     async def _on_frame(self, frame: str | bytes) -> None:
         try:
-            event = wire.decode_client_event(frame)
+            event = _decode(frame)
         except wire.WireError as exc:
             await self._send(wire.error_event(exc.code, str(exc), stream_id=_lane_hint(frame)))
             return
@@ -280,11 +281,19 @@ class _Connection:
         await self._ws.send(wire.encode(event))
 
 
+def _decode(frame: str | bytes) -> wire.ResponseCreate | wire.ResponseInterrupt:
+    """`wire.decode_client_event`, JSON nested past Python's recursion limit refused like any invalid frame."""
+    try:
+        return wire.decode_client_event(frame)
+    except RecursionError:
+        raise wire.WireError(NESTED_TOO_DEEPLY, "invalid_json") from None
+
+
 def _lane_hint(frame: str | bytes) -> str | None:
     """The valid `stream_id` of a frame that failed to decode, so that its error reaches the right lane."""
     try:
         data = json.loads(frame)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     stream_id = data.get("stream_id") if isinstance(data, dict) else None
     if isinstance(stream_id, str) and wire.STREAM_ID_RE.match(stream_id):

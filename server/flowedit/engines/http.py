@@ -26,7 +26,7 @@ import h11
 import pydantic
 
 from flowedit.engines.base import DropConnection, Engine, EngineError
-from flowedit.engines.gateway import MAX_FRAME_BYTES, PATH, authorized, refuse_unguarded
+from flowedit.engines.gateway import MAX_FRAME_BYTES, NESTED_TOO_DEEPLY, PATH, authorized, refuse_unguarded
 from flowedit.engines.responses import History, ResponseRun
 from flowedit.model import wire
 
@@ -170,6 +170,8 @@ class HttpListener:
             data = json.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
             raise _Refusal(400, "invalid_json", f"the body is not JSON: {exc}") from None
+        except RecursionError:
+            raise _Refusal(400, "invalid_json", NESTED_TOO_DEEPLY) from None
         if not isinstance(data, dict):
             raise _Refusal(400, "invalid_request_error", "the body is not a JSON object")
         if data.pop("stream", None) is not True:
