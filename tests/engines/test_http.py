@@ -99,6 +99,25 @@ async def test_a_wrong_or_missing_token_is_401_and_nothing_runs() -> None:
         writer.close()
 
 
+async def test_a_request_without_the_token_is_refused_on_its_headers_before_its_body_is_sent() -> None:
+    engine = _Stalls()
+    async with listener(engine) as http:
+        reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
+        body = create(input="x" * 8 * 2**20)
+        writer.write(post(body).replace(f"Authorization: Bearer {TOKEN}\r\n".encode(), b"")[:2**16])
+        status, headers, answer = await Reader(reader).response()  # the other 8 MB are never sent
+        assert status == 401 and json.loads(answer)["error"]["code"] == "invalid_api_key"
+        assert headers["connection"] == "close"
+        async with asyncio.timeout(TIMEOUT):
+            assert await reader.read() == b""  # the server closed it
+        writer.close()
+        # a client that writes its whole body before reading reads the 401, not a reset
+        with pytest.raises(openai.AuthenticationError) as info:
+            await sdk(http, token="wrong-token").responses.create(model="m", input="x" * 8 * 2**20, stream=True)
+        assert info.value.status_code == 401
+    assert not engine.stopped.is_set()  # never asked
+
+
 async def test_keep_alive_serves_several_requests_on_one_connection_and_connection_close_ends_it() -> None:
     async with listener(ScriptedEngine("unused", rate=0)) as http:
         reader, writer = await asyncio.open_connection("127.0.0.1", http.port)

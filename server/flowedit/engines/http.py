@@ -7,7 +7,8 @@ HTTP/1.1 by h11 on asyncio streams: keep-alive (requests on one connection answe
 close`, a chunked body. A refusal before the stream starts is an HTTP status with OpenAI's JSON body
 `{"error": {"message", "type", "param", "code"}}`; a failure once it streams is an `error` event, flat as
 OpenAI's SSE has it. A client that goes away mid-stream stops its engine. Bad input never stops the
-listener.
+listener. The token is checked on a request's headers: without it, 401 at once, the body is never read
+and the connection closes.
 
 `previous_response_id` may name any of the last responses this listener completed, on whichever of its
 connections: HTTP clients open new ones at will.
@@ -33,6 +34,7 @@ from flowedit.model import wire
 MAX_BODY_BYTES = MAX_FRAME_BYTES  # a request carries whole files as context, as a WebSocket frame does
 IDLE_S = 60.0  # a kept-alive connection with no request for this long is closed
 READ_BYTES = 2**16
+LINGER_S = 2.0  # how long a refused client may go on sending what is dropped unread
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +98,13 @@ class HttpListener:
         self._connections[task] = writer
         conn = h11.Connection(h11.SERVER)
         try:
-            while (request := await _read_request(conn, reader, writer)) is not None:
-                await self._answer(conn, reader, writer, *request)
+            while (request := await _read_head(conn, reader)) is not None:
+                if not authorized(_header(request, b"authorization"), self.token):
+                    refusal = _Refusal(401, "invalid_api_key", "a valid bearer token is required")
+                    await _send_error(conn, writer, refusal)
+                    await _linger(reader, writer)  # refused on its headers: its body is never read
+                    break
+                await self._answer(conn, reader, writer, request, await _read_body(conn, reader, writer))
                 if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     break  # Connection: close, HTTP/1.0, a body left unread, or a cut-off stream
                 conn.start_next_cycle()
@@ -161,9 +168,6 @@ class HttpListener:
             raise _Refusal(404, "not_found", f"flowedit gateway: the endpoint is POST {PATH}")
         if request.method != b"POST":
             raise _Refusal(405, "method_not_allowed", f"{PATH} takes POST", headers=[("Allow", "POST")])
-        header = next((v.decode("latin-1") for k, v in request.headers if k == b"authorization"), None)
-        if not authorized(header, self.token):
-            raise _Refusal(401, "invalid_api_key", "a valid bearer token is required")
         if body is None:
             raise _Refusal(413, "request_too_large", f"the body exceeds {MAX_BODY_BYTES // 2**20} MiB")
         try:
@@ -200,10 +204,22 @@ class _Refusal(Exception):
         self.headers = headers or []
 
 
-async def _read_request(conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-                        ) -> tuple[h11.Request, bytes | None] | None:
-    """The next request and its body (None when over `MAX_BODY_BYTES`), or None once the client is done."""
-    request: h11.Request | None = None
+async def _read_head(conn: h11.Connection, reader: asyncio.StreamReader) -> h11.Request | None:
+    """The next request's line and headers (its body still unread), or None once the client is done."""
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            async with asyncio.timeout(IDLE_S):
+                conn.receive_data(await reader.read(READ_BYTES))
+        elif isinstance(event, h11.Request):
+            return event
+        else:  # ConnectionClosed, or PAUSED after a last request that asked to close
+            return None
+
+
+async def _read_body(conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+                     ) -> bytes | None:
+    """The body of the request whose headers were read (None when over `MAX_BODY_BYTES`)."""
     body = bytearray()
     while True:
         event = conn.next_event()
@@ -212,18 +228,29 @@ async def _read_request(conn: h11.Connection, reader: asyncio.StreamReader, writ
                 await _write(writer, conn.send(h11.InformationalResponse(status_code=100, headers=[])))
             async with asyncio.timeout(IDLE_S):
                 conn.receive_data(await reader.read(READ_BYTES))
-        elif isinstance(event, h11.Request):
-            request = event
         elif isinstance(event, h11.Data):
             body += event.data
             if len(body) > MAX_BODY_BYTES:
-                assert request is not None
-                return request, None  # refused at once; the connection closes after the answer
+                return None  # refused at once; the connection closes after the answer
         elif isinstance(event, h11.EndOfMessage):
-            assert request is not None
-            return request, bytes(body)
-        else:  # ConnectionClosed, or PAUSED after a last request that asked to close
-            return None
+            return bytes(body)
+        else:  # the client closed the connection halfway through its body
+            raise _ClientGone
+
+
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Close our side and drop what the client still sends, for at most `LINGER_S`: a client that writes
+    its whole body before reading then reads the answer, not a reset (closing on unread data sends RST)."""
+    writer.write_eof()
+    with contextlib.suppress(TimeoutError, ConnectionError):
+        async with asyncio.timeout(LINGER_S):
+            while await reader.read(READ_BYTES):
+                pass
+
+
+def _header(request: h11.Request, name: bytes) -> str | None:
+    """A request header's value (h11 lowercases the names)."""
+    return next((v.decode("latin-1") for k, v in request.headers if k == name), None)
 
 
 async def _cancel_on_eof(conn: h11.Connection, reader: asyncio.StreamReader, streaming: asyncio.Task[Any]) -> None:
@@ -252,7 +279,7 @@ async def _send_error(conn: h11.Connection, writer: asyncio.StreamWriter, refusa
              "code": refusal.code}
     body = json.dumps({"error": error}).encode()
     headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *refusal.headers]
-    if refusal.status == 413:
+    if refusal.status in (401, 413):
         headers.append(("Connection", "close"))  # its body was not read to the end
     reason = HTTPStatus(refusal.status).phrase.encode()
     await _write(writer, conn.send(h11.Response(status_code=refusal.status, headers=headers, reason=reason))
