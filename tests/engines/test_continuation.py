@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import tracemalloc
 from typing import Any, AsyncIterator
 
 import openai
@@ -17,12 +18,13 @@ from websockets.asyncio.client import ClientConnection, connect
 from flowedit.engines.base import Continuation, input_tokens, new_input_tokens
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.http import HttpListener
-from flowedit.engines.responses import REMEMBERED
+from flowedit.engines.responses import REMEMBERED, HistoryPool
 from flowedit.engines.scripted import ScriptedEngine
 from flowedit.model import wire
 from tests.engines.test_scripted_engine import FakeClock
 
 TIMEOUT = 10  # a guard against hangs, never a wait
+MiB = 2**20
 CONTEXT = ("def area(w, h):\n    return w * h\n" * 125)[:4000]  # 1,000 input tokens
 
 
@@ -165,3 +167,43 @@ async def test_a_continuation_of_an_interrupted_response_waits_for_it_to_end() -
                 pass
     assert follow["type"] == "response.completed", follow
     assert follow["response"]["usage"]["input_tokens_details"]["cached_tokens"] > 0
+
+
+async def test_what_connections_and_the_http_listener_remember_is_bounded_each_and_together() -> None:
+    """A completion with a 1 MiB prefix, continued one typed key at a time: each continuation rebuilds the
+    prefix, a new 1 MiB string. Two WebSocket connections and the HTTP listener run such a chain of 7 on one
+    pool (3 MiB each, 5 MiB together): 21 MiB unbounded; what they hold stays within 5 MiB (traced), the
+    responses remembered first are forgotten first, a closed connection gives its share back."""
+    pool = HistoryPool(each=3 * MiB, total=5 * MiB)
+    engine = ScriptedEngine("ok", rate=0)
+    first = {"task": "complete", "prefix": "p" * MiB, "suffix": "\n"}
+    typed = {"task": "complete", "typed": "a"}
+    tracemalloc.start()
+    try:
+        async with HttpListener(engine, history=pool) as http:
+            async with Gateway(engine, history=pool) as gateway:
+                base = tracemalloc.get_traced_memory()[0]
+                async with connect(gateway.url, proxy=None, max_size=None) as one, \
+                        connect(gateway.url, proxy=None, max_size=None) as two:
+                    chains: list[list[str]] = [[], [], []]
+                    for ws, ids in ((one, chains[0]), (two, chains[1])):
+                        for i in range(7):
+                            previous = {"previous_response_id": ids[-1]} if ids else {}
+                            answer = await ws_answer(ws, input="x", flowedit=typed if ids else first, **previous)
+                            ids.append(answer["response"]["id"])
+                    client = AsyncOpenAI(base_url=f"http://127.0.0.1:{http.port}/v1", api_key="-", max_retries=0)
+                    for i in range(7):
+                        previous = {"previous_response_id": chains[2][-1]} if chains[2] else {}
+                        stream = await client.responses.create(model="m", input="x", stream=True, **previous,
+                                                               extra_body={"flowedit": typed if i else first})
+                        chains[2].append([e async for e in stream][-1].response.id)
+                    held = tracemalloc.get_traced_memory()[0] - base
+                    assert pool.held <= 5 * MiB and http.history.held <= 3 * MiB
+                    assert held < 9 * MiB, f"{held / MiB:.1f} MiB held"  # (what is not history: ~2.5 MiB)
+                    forgotten = await ws_answer(one, input="x", previous_response_id=chains[0][-1])
+                    assert forgotten["error"]["code"] == "previous_response_not_found"
+                    assert (await ws_answer(two, input="x", flowedit=typed, previous_response_id=chains[1][-1])
+                            )["type"] == "response.completed"
+            assert pool.held == http.history.held  # the connections are gone: only the listener's remain
+    finally:
+        tracemalloc.stop()

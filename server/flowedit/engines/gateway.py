@@ -6,7 +6,8 @@ without `stream_id`, one after another). At most `MAX_IN_FLIGHT_PER_SOCKET` resp
 (the rest wait), at most `MAX_LANES_PER_SOCKET` distinct names per connection. Each response is a
 `ResponseRun` (engines/responses.py: created → in_progress → output_text.delta × n → … → completed).
 A connection remembers its last completed responses: a request with `previous_response_id` continues one
-(or gets `previous_response_not_found` on its lane).
+(or gets `previous_response_not_found` on its lane); what all connections remember is bounded together
+(`HistoryPool`).
 
 Every event of a named lane echoes its `stream_id`; `sequence_number` grows per connection. A bad
 frame earns an `error` event and the connection stays open: the gateway never dies on a bad client.
@@ -31,7 +32,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from flowedit.engines.base import DropConnection, Engine, EngineError
-from flowedit.engines.responses import History, ResponseRun
+from flowedit.engines.responses import History, HistoryPool, ResponseRun
 from flowedit.model import wire
 from flowedit.model.transport import loopback
 
@@ -55,10 +56,12 @@ class Gateway:
     `async with Gateway(engine) as gateway:` (127.0.0.1, a free port); then `gateway.port`/`gateway.url`.
     """
 
-    def __init__(self, engine: Engine, *, max_age: float = 3600.0, token: str | None = None) -> None:
+    def __init__(self, engine: Engine, *, max_age: float = 3600.0, token: str | None = None,
+                 history: HistoryPool | None = None) -> None:
         self.engine = engine
         self.max_age = max_age
         self.token = token  # when set, every upgrade must carry `Authorization: Bearer <token>`
+        self.history = history if history is not None else HistoryPool()  # what all connections remember
         self._server: Server | None = None
         self._host = "127.0.0.1"
 
@@ -101,7 +104,7 @@ class Gateway:
         await self.close()
 
     async def _handle(self, ws: ServerConnection) -> None:
-        await _Connection(ws, self.engine).serve(self.max_age)
+        await _Connection(ws, self.engine, self.history.history()).serve(self.max_age)
 
     def _check_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """Refuse the upgrade: 404 on any path but /v1/responses, 401 without the token (if one is set)."""
@@ -137,7 +140,7 @@ class _Dropped(Exception):
 class _Connection:
     """The state of one client connection: lanes, their queues, running responses, sequence numbers."""
 
-    def __init__(self, ws: ServerConnection, engine: Engine) -> None:
+    def __init__(self, ws: ServerConnection, engine: Engine, history: History) -> None:
         self._ws = ws
         self._engine = engine
         self._seq = 0
@@ -147,7 +150,7 @@ class _Connection:
         self._named: set[str] = set()
         self._slots = asyncio.Semaphore(wire.MAX_IN_FLIGHT_PER_SOCKET)
         self._running: dict[str, ResponseRun] = {}
-        self._history = History()  # what previous_response_id may name: this connection's responses
+        self._history = history  # what previous_response_id may name: this connection's responses
         self._finished: dict[str, None] = {}  # insertion-ordered set, trimmed to _FINISHED_MEMORY
         self._expiring = False
 
@@ -166,6 +169,7 @@ class _Connection:
             for worker in workers:
                 worker.cancel()
             await asyncio.gather(expiry, *workers, return_exceptions=True)
+            self._history.clear()
 
     # ------------------------------------------------------------ reader side (never blocks on a lane)
 

@@ -28,7 +28,7 @@ import pydantic
 
 from flowedit.engines.base import DropConnection, Engine, EngineError
 from flowedit.engines.gateway import MAX_FRAME_BYTES, NESTED_TOO_DEEPLY, PATH, authorized, refuse_unguarded
-from flowedit.engines.responses import History, ResponseRun
+from flowedit.engines.responses import HistoryPool, ResponseRun
 from flowedit.model import wire
 
 MAX_BODY_BYTES = MAX_FRAME_BYTES  # a request carries whole files as context, as a WebSocket frame does
@@ -43,10 +43,10 @@ class HttpListener:
     """`POST /v1/responses` (streamed) for one engine, beside a `Gateway`: `await serve(host, port)` or
     `async with HttpListener(engine, token=...)` (127.0.0.1, a free port); then `port`/`url`."""
 
-    def __init__(self, engine: Engine, *, token: str | None = None) -> None:
+    def __init__(self, engine: Engine, *, token: str | None = None, history: HistoryPool | None = None) -> None:
         self.engine = engine
         self.token = token
-        self.history = History()
+        self.history = (history if history is not None else HistoryPool()).history()  # one for all connections
         self._server: asyncio.Server | None = None
         self._host = "127.0.0.1"
         self._connections: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}

@@ -10,7 +10,8 @@ both run them; each numbers and frames the events its own way.
 
 `History` is what a connection remembers of the responses it produced (completed, or interrupted with
 what they had said), so that a request carrying `previous_response_id` continues one (`History.resolve`);
-an unknown id is `previous_response_not_found`. A completion that continues another one may send, instead
+an unknown id is `previous_response_not_found`. The bytes remembered are bounded per connection and, by the
+`HistoryPool` they draw on, for the whole server. A completion that continues another one may send, instead
 of its whole prefix and suffix, `flowedit.typed`: the keys typed at the cursor since; the remembered
 request's prefix and suffix are then rebuilt with them for the engine.
 """
@@ -19,11 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from pydantic import BaseModel
@@ -34,9 +37,11 @@ from flowedit.model import wire
 
 YIELD_EVERY = 16  # deltas sent back to back before letting other lanes and the reader run
 REMEMBERED = 64  # responses a connection remembers for previous_response_id
-REMEMBERED_CHARS = 32 * 2**20  # and the characters they may hold (earlier turns counted in each)
+REMEMBERED_BYTES = 32 * 2**20  # and the memory they may hold (earlier turns counted in each)
+REMEMBERED_TOTAL_BYTES = 128 * 2**20  # what all the connections of a server may hold together
 
 Send = Callable[[BaseModel], Awaitable[None]]
+_CONTAINERS = frozenset({dict, list, tuple})
 log = logging.getLogger(__name__)
 
 
@@ -224,19 +229,45 @@ class PreviousResponseNotFound(EngineError):
 class _Remembered:
     items: list[dict[str, Any]]  # its whole input (earlier turns included) and its output, as input items
     tokens: int  # what a continuation finds cached: its input and output tokens
-    chars: int
+    size: int  # the bytes its items and extension hold (`_footprint`)
     extension: dict[str, Any] | None  # its request's `flowedit` field (a completion's prefix and suffix)
 
 
-class History:
-    """The last `entries` completed responses (at most `chars` characters in all), by id, for
-    `previous_response_id`. A continuation's items share the strings of the turns before it."""
+class HistoryPool:
+    """The responses one server remembers for `previous_response_id`, all its connections together: at
+    most `total` bytes, the response remembered first going first, on whichever connection it was; one
+    `History` (a connection's, or the HTTP listener's) holds at most `each` bytes and `entries` responses."""
 
-    def __init__(self, entries: int = REMEMBERED, chars: int = REMEMBERED_CHARS) -> None:
-        self.entries = entries
-        self.chars = chars
+    def __init__(self, *, total: int = REMEMBERED_TOTAL_BYTES, each: int = REMEMBERED_BYTES,
+                 entries: int = REMEMBERED) -> None:
+        self.total, self.each, self.entries = total, each, entries
+        self.held = 0
+        self._order: OrderedDict[tuple[History, str], int] = OrderedDict()
+
+    def history(self) -> History:
+        """A new, empty `History` drawing on this pool."""
+        return History(self)
+
+    def _add(self, history: History, response_id: str, size: int) -> None:
+        self._order[history, response_id] = size
+        self.held += size
+        while self.held > self.total:
+            oldest, oldest_id = next(iter(self._order))
+            oldest.forget(oldest_id)
+
+    def _remove(self, history: History, response_id: str) -> None:
+        self.held -= self._order.pop((history, response_id))
+
+
+class History:
+    """The responses one connection (or the HTTP listener) remembers, by id, for `previous_response_id`:
+    the last ones, within its pool's bounds. A continuation's items share the strings of the turns before
+    it, yet each response counts them again: forgetting the older ones frees no less than was counted."""
+
+    def __init__(self, pool: HistoryPool | None = None) -> None:
+        self.pool = pool if pool is not None else HistoryPool()
+        self.held = 0
         self._kept: OrderedDict[str, _Remembered] = OrderedDict()
-        self._held = 0
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -258,16 +289,47 @@ class History:
                             new_tokens=input_tokens(create))
 
     def remember(self, run: ResponseRun) -> None:
-        """Keep a completed or interrupted response (the oldest go first when over either bound); an
-        interrupt that discards partial items leaves its input only."""
+        """Keep a completed or interrupted response (the oldest go first when over a bound; one larger
+        than `each` bytes is not kept); an interrupt that discards partial items leaves its input only."""
         discarded = run.interrupt is not None and run.interrupt.mode == "discard_partial_items"
         items = [*_items(run.request.input), *([] if discarded else [{"role": "assistant", "content": run.text}])]
-        chars = sum(len(str(item.get("content", ""))) for item in items)
-        self._kept[run.id] = _Remembered(items, input_tokens(run.request) + len(run.deltas), chars,
+        size = _footprint(items, run.request.flowedit, limit=self.pool.each)
+        if size > self.pool.each:
+            return
+        self._kept[run.id] = _Remembered(items, input_tokens(run.request) + len(run.deltas), size,
                                          run.request.flowedit)
-        self._held += chars
-        while self._kept and (len(self._kept) > self.entries or self._held > self.chars):
-            self._held -= self._kept.popitem(last=False)[1].chars
+        self.held += size
+        self.pool._add(self, run.id, size)
+        while self._kept and (len(self._kept) > self.pool.entries or self.held > self.pool.each):
+            self.forget(next(iter(self._kept)))
+
+    def forget(self, response_id: str) -> None:
+        """Forget one response (nothing if it is not remembered)."""
+        kept = self._kept.pop(response_id, None)
+        if kept is not None:
+            self.held -= kept.size
+            self.pool._remove(self, response_id)
+
+    def clear(self) -> None:
+        """Forget every response: its connection is gone."""
+        for response_id in list(self._kept):
+            self.forget(response_id)
+
+
+def _footprint(*values: Any, limit: int) -> int:
+    """The bytes JSON-like `values` hold: every string, number, list and dict in them (one met twice counted
+    twice), once past `limit` the count so far. Python loops over the containers only: their elements are
+    sized and sorted by `map`."""
+    total = 0
+    todo: list[Any] = [values]
+    while todo and total <= limit:
+        container = todo.pop()
+        elements = container.values() if isinstance(container, dict) else container
+        total += sys.getsizeof(container) + sum(map(sys.getsizeof, elements))
+        if isinstance(container, dict):
+            total += sum(map(sys.getsizeof, container))  # the keys
+        todo.extend(compress(elements, map(_CONTAINERS.__contains__, map(type, elements))))
+    return total
 
 
 def _continued_extension(new: dict[str, Any] | None, old: dict[str, Any] | None) -> dict[str, Any] | None:
