@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowedit.core.exclude import DEFAULT_EXCLUDES, KeyWatch, excluded_by, holds_private_key, uri_path, withheld
+from flowedit.core.exclude import (DEFAULT_EXCLUDES, KeyWatch, excluded_by, holds_private_key, secret_in, uri_path,
+                                   withheld)
 from flowedit.core.text import Change, Document
 
 
@@ -246,3 +247,10 @@ def test_a_key_put_together_piece_by_piece_is_seen_the_moment_it_is_whole(data):
         appeared += not before and holds_private_key(str(doc.text))
         assert watch.holds_key == holds_private_key(str(doc.text))
     assert doc.text == around + key + around and appeared >= 1 and len(found) == appeared
+
+
+def test_secret_in_names_a_private_key_first_then_a_credential():
+    key = f"-----BEGIN PRIVATE KEY-----\n{BODY}\n"
+    assert secret_in(key + "token: ghp_abcdefghijklmnopqrstuvwxyz0123\n") == "a private key"
+    assert secret_in("oauth_token: gho_abcdefghijklmnopqrstuvwxyz0123\n") == "a credential"
+    assert secret_in("oauth_token: ${GH_TOKEN}\n") is None

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowedit.core.redact import MASK, PIECE, Redactor
+from flowedit.core.redact import MASK, PIECE, Redactor, credential_shaped
 
 ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
@@ -63,3 +63,21 @@ def test_short_secrets_are_not_hunted_and_structures_are_cleaned_inside():
     assert redactor("a short word") == "a short word"
     assert redactor.clean({"problem": ["value Known-Secret-Value-42 refused", 3], "n": None}) == \
         {"problem": [f"value {MASK} refused", 3], "n": None}
+
+
+SHAPED = ["sk-proj-Abc123def456ghi789jkl012", "ghp_abcdefghijklmnopqrstuvwxyz0123", "gho_R3alT0kenOfTheUser7x9QkWm2L",
+          "github_pat_11ABCDEFG0abcdefghijklmnop", "xoxb-123456789012-abcdef", "AKIAIOSFODNN7EXAMPLE",
+          "AIzaSyA1234567890abcdefghijklmnopqrstu", "hf_abcdefghijklmnopqrstuvwxyz", "glpat-abcdefghij0123456789"]
+
+
+@pytest.mark.parametrize("shaped", SHAPED)
+def test_credential_shaped_finds_what_the_redactor_masks(shaped):
+    text = f"github.com:\n    oauth_token: {shaped}\n    user: someone\n"
+    assert credential_shaped(text) and shaped not in Redactor()(text)
+
+
+@pytest.mark.parametrize("text", ["def task(): return disk-usage", "sk-short", "ghp_tooShort",
+                                  "token = os.environ['TOKEN']", "AKIA lowercase akiaiosfodnn7example",
+                                  "oauth_token: ${GH_TOKEN}"])
+def test_ordinary_text_is_not_credential_shaped(text):
+    assert not credential_shaped(text)

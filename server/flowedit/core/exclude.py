@@ -1,5 +1,6 @@
 """Which files must never reach a model (secrets, keys, credentials): by name (exclude globs) and by
-content (a private key, whatever the file is called)."""
+content (a private key, whatever the file is called; for the embedded index, a credential-shaped value
+too)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Callable
 from urllib.parse import unquote, urlparse
 
 from flowedit.core.chunks import Text
+from flowedit.core.redact import credential_shaped
 from flowedit.core.text import Change, Document
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
@@ -56,6 +58,15 @@ def excluded_by(uri: str, globs: tuple[str, ...] | list[str]) -> str | None:
 def holds_private_key(text: str) -> bool:
     """Whether `text` contains a private key (armoured, with its body), wherever it is."""
     return "PRIVATE KEY" in text and _PRIVATE_KEY.search(text) is not None  # the cheap test first
+
+
+def secret_in(text: str) -> str | None:
+    """What secret `text` holds ("a private key", or "a credential": a string shaped like a vendor's key,
+    `flowedit.core.redact.credential_shaped`), or None. What the embedded engine's index must never learn:
+    it would complete `oauth_token: ` with the value."""
+    if holds_private_key(text):
+        return "a private key"
+    return "a credential" if credential_shaped(text) else None
 
 
 def withheld(uri: str, text: str | None, globs: tuple[str, ...] | list[str]) -> str | None:
