@@ -117,19 +117,19 @@ def test_deterministic(tmp_path: Path) -> None:
 def test_excluded_and_ignored_files_never_contribute(tmp_path: Path) -> None:
     make_workspace(tmp_path, {
         "app.py": "import os\n",
-        "my_secret_config.py": "API_TOKEN = 'sk-leaked-by-secret-file'\n",
-        "generated/out.py": "API_TOKEN = 'sk-leaked-by-gitignore'\n",
-        "logs/keep.py": "API_TOKEN = 'sk-kept-by-negation'\n",
-        "logs/drop.py": "API_TOKEN = 'sk-leaked-by-logs'\n",
+        "my_secret_config.py": "API_TOKEN = 'sk-by-secret-file'\n",
+        "generated/out.py": "API_TOKEN = 'sk-by-gitignore'\n",
+        "logs/keep.py": "API_TOKEN = 'sk-kept-negated'\n",
+        "logs/drop.py": "API_TOKEN = 'sk-by-logs'\n",
         ".gitignore": "generated/\nlogs/*\n!logs/keep.py\n",
-        "node_modules/pkg/index.js": "API_TOKEN = 'sk-leaked-by-node-modules'\n",
+        "node_modules/pkg/index.js": "API_TOKEN = 'sk-by-node-modules'\n",
     })
     engine = LocalEngine(LocalSettings(workspace=tmp_path))
     assert engine.index.stats.files == 2  # app.py and logs/keep.py
-    assert complete(engine, "API_TOKEN = 'sk-") == "kept-by-negation'"
+    assert complete(engine, "API_TOKEN = 'sk-") == "kept-negated'"
     engine.update_document(str(tmp_path / "logs" / "keep.py"), "import sys\n")
-    engine.update_document(str(tmp_path / "my_secret_config.py"), "API_TOKEN = 'sk-typed-into-secret'\n")
-    engine.update_document(str(tmp_path / "generated" / "new.py"), "API_TOKEN = 'sk-typed-into-ignored'\n")
+    engine.update_document(str(tmp_path / "my_secret_config.py"), "API_TOKEN = 'sk-typed-secret'\n")
+    engine.update_document(str(tmp_path / "generated" / "new.py"), "API_TOKEN = 'sk-typed-ignored'\n")
     engine.update_document(str(tmp_path / ".env.local"), "API_TOKEN = 'sk-typed-in-dotenv'\n")
     assert complete(engine, "API_TOKEN = 'sk-") == ""
     engine.update_document(str(tmp_path / "Makefile"), "API_TOKEN = 'sk-allowed'\n")  # any open text file counts

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pathspec
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from flowedit.engines.local import LocalEngine, LocalSettings
 from flowedit.engines.local.ignore import MAX_PATTERNS, ignore_spec, segment_regex
+from flowedit.engines.local.sources import MAX_DEPTH
 
 GUARD_S = 1.0  # all the checks of a test together; pathspec alone takes hours over these paths (ours: ms)
 LONG = "a" * 250  # a name as long as most file systems allow, made of what the patterns look for
@@ -96,3 +99,27 @@ def test_invalid_and_excess_patterns_are_not_applied_and_counted() -> None:
     spec, refused = ignore_spec([f"file{i}.py" for i in range(MAX_PATTERNS + 5)])
     assert refused == 5 and included(spec, f"file{MAX_PATTERNS - 1}.py")
     assert included(spec, f"file{MAX_PATTERNS}.py") is None
+
+
+def test_the_engine_survives_a_bad_gitignore_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("[z-a]\nbuild/\n*a*a*a*a*a*a*a*a*b.py\n", encoding="utf-8")
+    files = {"app.py": "import os\n", "build/out.py": "x = 1\n", "aaaaaaaab.py": "y = 2\n", f"{LONG}.py": "z = 3\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    started = time.perf_counter()
+    engine = LocalEngine(LocalSettings(workspace=tmp_path))
+    assert time.perf_counter() - started < 5 * GUARD_S
+    assert [Path(p).name for p in engine.index.paths()] == sorted([f"{LONG}.py", "app.py"])
+    assert "1 .gitignore pattern not applied (invalid, or past the limits)" in engine.describe()
+
+
+def test_files_deeper_than_the_bound_are_left_out(tmp_path: Path) -> None:
+    deepest = tmp_path.joinpath(*["d"] * MAX_DEPTH)
+    deepest.joinpath("too_deep").mkdir(parents=True)
+    (deepest / "kept.py").write_text("def kept_at_the_bound():\n    pass\n", encoding="utf-8")
+    (deepest / "too_deep" / "lost.py").write_text("def lost_below_it():\n    pass\n", encoding="utf-8")
+    engine = LocalEngine(LocalSettings(workspace=tmp_path))
+    assert [Path(p).name for p in engine.index.paths()] == ["kept.py"]
+    engine.update_document(str(deepest / "too_deep" / "lost.py"), "def lost_below_it():\n    pass\n")
+    assert [Path(p).name for p in engine.index.paths()] == ["kept.py"]

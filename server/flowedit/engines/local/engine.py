@@ -27,14 +27,15 @@ from typing import Any, AsyncIterator, Callable, Iterator, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowedit.core.nextedit import repeated_edit_answer
-from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by, holds_private_key
+from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by, secret_in
 from flowedit.core.words import byte_size, duration, plural
 from flowedit.engines.base import EngineError
 from flowedit.engines.local.fim import FimStop
 from flowedit.engines.local.index import Shard
 from flowedit.engines.local.layers import LayeredIndex
 from flowedit.engines.local.predictor import Continuation
-from flowedit.engines.local.sources import MAX_FILE_BYTES, SourceFilter, document_key, documents
+from flowedit.engines.local.sources import (MAX_FILE_BYTES, NOT_SOURCE, LeftOut, SourceFilter, document_key,
+                                            documents)
 from flowedit.engines.local.tokenizer import tokenize
 from flowedit.model import wire
 
@@ -77,8 +78,13 @@ class LocalEngine:
         for root in roots:
             if not root.is_dir():
                 raise ValueError(f"not a directory: {root}")
-        self._filter = SourceFilter(self.settings.workspace, self.settings.exclude) if self.settings.workspace else None
-        self.index = LayeredIndex(documents(roots, self.settings.exclude), self.settings.index_budget_tokens, progress)
+        self._roots = tuple(roots)
+        self._filters = [SourceFilter(root, self.settings.exclude) for root in roots]
+        self.left_out = LeftOut()
+        self.index = LayeredIndex(documents(self._filters, self.left_out), self.settings.index_budget_tokens,
+                                  progress)
+        for source_filter in self._filters:
+            self.left_out.update(source_filter.left_out)
 
     def describe(self) -> str:
         """One line: what the index holds and what it cost."""
@@ -86,20 +92,22 @@ class LocalEngine:
         where = ", ".join(str(p) for p in ([self.settings.workspace] if self.settings.workspace else [])
                           + list(self.settings.corpus)) or "no files (open documents only)"
         budget = " (index budget reached: later files left out)" if s.budget_reached else ""
+        left_out = f" (left out: {self.left_out.describe()})" if self.left_out.describe() else ""
         return (f"local infini-gram code model (no language model): {plural(s.files, 'file')}, "
                 f"{plural(s.lines, 'line')}, {plural(s.tokens, 'token')}, {byte_size(s.index_bytes)} index, "
-                f"built in {duration(s.seconds)} from {where}{budget}; completes code, refuses rewrites")
+                f"built in {duration(s.seconds)} from {where}{budget}{left_out}; completes code, refuses rewrites")
 
     # ------------------------------------------------------------ documents
 
     def update_document(self, path: str, text: str) -> None:
         """The editor's text of `path` (a path or file URI) replaces what the index knew; no rebuild.
 
-        A document the excludes or `.gitignore` rule out, one holding a private key, or one larger than
-        `MAX_FILE_BYTES` is dropped from the index instead.
+        A document the excludes or `.gitignore` rule out, one opened through a link out of the roots, one
+        holding a secret (a private key, a credential), or one larger than `MAX_FILE_BYTES` is dropped from
+        the index instead.
         """
         key = document_key(path)
-        if self._ruled_out(key) or len(text) > MAX_FILE_BYTES or holds_private_key(text):
+        if self._ruled_out(path) or len(text) > MAX_FILE_BYTES or secret_in(text) is not None:
             self.index.remove(key)
         else:
             self.index.update(key, text)
@@ -110,8 +118,7 @@ class LocalEngine:
         if tuple(exclude) == self.settings.exclude:
             return 0
         self.settings = self.settings.model_copy(update={"exclude": tuple(exclude)})
-        if self.settings.workspace:
-            self._filter = SourceFilter(self.settings.workspace, self.settings.exclude)
+        self._filters = [SourceFilter(root, self.settings.exclude) for root in self._roots]
         dropped = [key for key in self.index.paths() if self._ruled_out(key)]
         for key in dropped:
             self.index.remove(key)
@@ -121,11 +128,17 @@ class LocalEngine:
         """`path` (deleted, or no longer wanted) contributes nothing from now on."""
         self.index.remove(document_key(path))
 
-    def _ruled_out(self, key: str) -> bool:
-        """Excluded by a glob, `.gitignore` or a skipped folder (an editor may open any kind of file)."""
-        if self._filter is None:
-            return excluded_by(key, self.settings.exclude) is not None
-        return self._filter.reason(key) not in (None, "not a source file")
+    def _ruled_out(self, path: str) -> bool:
+        """Excluded by a glob, `.gitignore` or a skipped folder of the root holding it (an editor may open any
+        kind of file), or in a root only as spelled: through a link out of every root. A document outside
+        every root by its own path (another project the user opened) is judged by the globs alone."""
+        key = document_key(path)
+        owner = next((f for f in self._filters if f.holds(key)), None)
+        if owner is not None:
+            return owner.reason(key) not in (None, NOT_SOURCE)
+        if any(f.claims(path) for f in self._filters):
+            return True
+        return excluded_by(key, self.settings.exclude) is not None
 
     # ------------------------------------------------------------ completion
 
@@ -140,7 +153,8 @@ class LocalEngine:
         partial = tokens.pop() if tokens else ""
         context = vocab.encode(tokens)
         own = [("", context), ("", vocab.encode(tokenize(suffix[:SUFFIX_WINDOW])))]
-        own += [(p, vocab.encode(tokenize(t))) for p, t in snippets if not self._ruled_out(document_key(p))]
+        own += [(p, vocab.encode(tokenize(t))) for p, t in snippets
+                if not self._ruled_out(p) and secret_in(t) is None]
         sources.append((Shard(own), 1))
         texts = vocab.texts()
         stop = FimStop(prefix[-PREFIX_WINDOW:], suffix[:SUFFIX_WINDOW])
