@@ -9,6 +9,9 @@ A connection remembers its last completed responses: a request with `previous_re
 (or gets `previous_response_not_found` on its lane); what all connections remember is bounded together
 (`HistoryPool`).
 
+A connection that has not sent its upgrade request waits in a `Lobby` (engines/lobby.py): a few seconds at
+most, and the one that waited longest closed when too many wait.
+
 Every event of a named lane echoes its `stream_id`; `sequence_number` grows per connection. A bad
 frame earns an `error` event and the connection stays open: the gateway never dies on a bad client.
 
@@ -21,10 +24,12 @@ from __future__ import annotations
 import asyncio
 import hmac
 import contextlib
+import functools
 import json
 import logging
 from collections import deque
 from http import HTTPStatus
+from typing import Any
 
 from pydantic import BaseModel
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -32,6 +37,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from flowedit.engines.base import DropConnection, Engine, EngineError
+from flowedit.engines.lobby import Lobby
 from flowedit.engines.responses import History, HistoryPool, ResponseRun
 from flowedit.model import wire
 from flowedit.model.transport import loopback
@@ -57,11 +63,12 @@ class Gateway:
     """
 
     def __init__(self, engine: Engine, *, max_age: float = 3600.0, token: str | None = None,
-                 history: HistoryPool | None = None) -> None:
+                 history: HistoryPool | None = None, lobby: Lobby | None = None) -> None:
         self.engine = engine
         self.max_age = max_age
         self.token = token  # when set, every upgrade must carry `Authorization: Bearer <token>`
         self.history = history if history is not None else HistoryPool()  # what all connections remember
+        self.lobby = lobby if lobby is not None else Lobby()  # connections until their upgrade request
         self._server: Server | None = None
         self._host = "127.0.0.1"
 
@@ -72,7 +79,9 @@ class Gateway:
         refuse_unguarded(host, self.token)
         self._host = host
         self._server = await serve(
-            self._handle, host, port, process_request=self._check_request, max_size=MAX_FRAME_BYTES
+            self._handle, host, port, process_request=self._check_request, max_size=MAX_FRAME_BYTES,
+            open_timeout=self.lobby.timeout_s,
+            create_connection=functools.partial(_Arriving, lobby=self.lobby),  # type: ignore[arg-type]
         )
         return self._server
 
@@ -131,6 +140,23 @@ def authorized(header: str | None, token: str | None) -> bool:
 
 class GatewayRefused(RuntimeError):
     """The gateway will not start as configured (e.g. off loopback without a token)."""
+
+
+class _Arriving(ServerConnection):
+    """A WebSocket connection that waits in the lobby from its accept until its upgrade request has come."""
+
+    def __init__(self, *args: Any, lobby: Lobby, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lobby = lobby
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._lobby.enter(self, transport.abort)  # type: ignore[attr-defined]
+        self.request_rcvd.add_done_callback(lambda _: self._lobby.leave(self))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lobby.leave(self)
+        super().connection_lost(exc)
 
 
 class _Dropped(Exception):

@@ -8,7 +8,9 @@ close`, a chunked body. A refusal before the stream starts is an HTTP status wit
 `{"error": {"message", "type", "param", "code"}}`; a failure once it streams is an `error` event, flat as
 OpenAI's SSE has it. A client that goes away mid-stream stops its engine. Bad input never stops the
 listener. The token is checked on a request's headers: without it, 401 at once, the body is never read
-and the connection closes.
+and the connection closes. Until a request has shown the token, a connection waits in a `Lobby`
+(engines/lobby.py): its headers must come within a few seconds, and the one that waited longest is closed
+when too many wait.
 
 `previous_response_id` may name any of the last responses this listener completed, on whichever of its
 connections: HTTP clients open new ones at will.
@@ -28,6 +30,7 @@ import pydantic
 
 from flowedit.engines.base import DropConnection, Engine, EngineError
 from flowedit.engines.gateway import MAX_FRAME_BYTES, NESTED_TOO_DEEPLY, PATH, authorized, refuse_unguarded
+from flowedit.engines.lobby import Lobby
 from flowedit.engines.responses import HistoryPool, ResponseRun
 from flowedit.model import wire
 
@@ -43,10 +46,12 @@ class HttpListener:
     """`POST /v1/responses` (streamed) for one engine, beside a `Gateway`: `await serve(host, port)` or
     `async with HttpListener(engine, token=...)` (127.0.0.1, a free port); then `port`/`url`."""
 
-    def __init__(self, engine: Engine, *, token: str | None = None, history: HistoryPool | None = None) -> None:
+    def __init__(self, engine: Engine, *, token: str | None = None, history: HistoryPool | None = None,
+                 lobby: Lobby | None = None) -> None:
         self.engine = engine
         self.token = token
         self.history = (history if history is not None else HistoryPool()).history()  # one for all connections
+        self.lobby = lobby if lobby is not None else Lobby()  # connections until a request shows the token
         self._server: asyncio.Server | None = None
         self._host = "127.0.0.1"
         self._connections: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
@@ -96,14 +101,18 @@ class HttpListener:
         task = asyncio.current_task()
         assert task is not None
         self._connections[task] = writer
+        self.lobby.enter(task, writer.transport.abort)
+        deadline: float | None = asyncio.get_running_loop().time() + self.lobby.timeout_s
         conn = h11.Connection(h11.SERVER)
         try:
-            while (request := await _read_head(conn, reader)) is not None:
+            while (request := await _read_head(conn, reader, deadline)) is not None:
                 if not authorized(_header(request, b"authorization"), self.token):
                     refusal = _Refusal(401, "invalid_api_key", "a valid bearer token is required")
                     await _send_error(conn, writer, refusal)
-                    await _linger(reader, writer)  # refused on its headers: its body is never read
+                    await _linger(reader, writer, deadline)  # refused on its headers: its body is never read
                     break
+                self.lobby.leave(task)
+                deadline = None
                 await self._answer(conn, reader, writer, request, await _read_body(conn, reader, writer))
                 if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     break  # Connection: close, HTTP/1.0, a body left unread, or a cut-off stream
@@ -116,6 +125,7 @@ class HttpListener:
         except (ConnectionError, TimeoutError, _ClientGone):
             pass  # the client went away (or idled out): nothing to tell anyone
         finally:
+            self.lobby.leave(task)
             self._connections.pop(task, None)
             writer.close()
 
@@ -204,17 +214,20 @@ class _Refusal(Exception):
         self.headers = headers or []
 
 
-async def _read_head(conn: h11.Connection, reader: asyncio.StreamReader) -> h11.Request | None:
-    """The next request's line and headers (its body still unread), or None once the client is done."""
-    while True:
-        event = conn.next_event()
-        if event is h11.NEED_DATA:
-            async with asyncio.timeout(IDLE_S):
-                conn.receive_data(await reader.read(READ_BYTES))
-        elif isinstance(event, h11.Request):
-            return event
-        else:  # ConnectionClosed, or PAUSED after a last request that asked to close
-            return None
+async def _read_head(conn: h11.Connection, reader: asyncio.StreamReader, deadline: float | None
+                     ) -> h11.Request | None:
+    """The next request's line and headers (its body still unread) by `deadline` (loop time), or None once
+    the client is done."""
+    async with asyncio.timeout_at(deadline):
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                async with asyncio.timeout(IDLE_S):
+                    conn.receive_data(await reader.read(READ_BYTES))
+            elif isinstance(event, h11.Request):
+                return event
+            else:  # ConnectionClosed, or PAUSED after a last request that asked to close
+                return None
 
 
 async def _read_body(conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -238,12 +251,14 @@ async def _read_body(conn: h11.Connection, reader: asyncio.StreamReader, writer:
             raise _ClientGone
 
 
-async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Close our side and drop what the client still sends, for at most `LINGER_S`: a client that writes
-    its whole body before reading then reads the answer, not a reset (closing on unread data sends RST)."""
-    writer.write_eof()
-    with contextlib.suppress(TimeoutError, ConnectionError):
-        async with asyncio.timeout(LINGER_S):
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, deadline: float | None) -> None:
+    """Close our side and drop what the client still sends until `deadline` (at most `LINGER_S`): a client
+    that writes its whole body before reading then reads the answer, not a reset (closing on unread data
+    sends RST)."""
+    end = asyncio.get_running_loop().time() + LINGER_S
+    with contextlib.suppress(TimeoutError, OSError):  # (OSError: the client is gone already)
+        writer.write_eof()
+        async with asyncio.timeout_at(min(end, deadline or end)):
             while await reader.read(READ_BYTES):
                 pass
 

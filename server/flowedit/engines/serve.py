@@ -22,6 +22,7 @@ from flowedit.engines.factory import ENGINES, EngineSpec, build_engine
 from flowedit.engines.gateway import Gateway, GatewayRefused
 from flowedit.engines.habits import HABITS, parse_habits
 from flowedit.engines.http import HttpListener
+from flowedit.engines.lobby import Lobby
 from flowedit.engines.responses import HistoryPool
 from flowedit.engines.scripted import Fault
 from flowedit.engines.upstream import FIM_MODES
@@ -143,9 +144,11 @@ async def _serve(engine: Engine, args: argparse.Namespace, token: str | None) ->
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    history = HistoryPool()  # what both listeners remember for previous_response_id, bounded together
-    gateway = Gateway(engine, max_age=args.max_age, token=token, history=history)
-    http = HttpListener(engine, token=token, history=history) if args.http_port is not None else None
+    # both listeners bound together what they remember for previous_response_id, and the connections that
+    # have not shown the token yet: they share the process's memory and file descriptors
+    history, lobby = HistoryPool(), Lobby()
+    gateway = Gateway(engine, max_age=args.max_age, token=token, history=history, lobby=lobby)
+    http = HttpListener(engine, token=token, history=history, lobby=lobby) if args.http_port is not None else None
     try:
         await gateway.serve(args.host, args.port)
         if http is not None:
