@@ -173,7 +173,7 @@ def test_function_span_ends_at_the_last_line_of_the_body():
 
 
 async def test_lspclient_applies_a_streamed_rewrite_in_utf8():
-    answer = "def new():  # 😀 中文 é\n    return 42\n" * 30
+    answer = "".join(f"def new{i}():  # 😀 中文 é\n    return {i}\n" for i in range(30))
     async with Gateway(ScriptedEngine(answer, rate=0)) as gw:
         seen = []
         async with EditorClient({"model": "scripted"}, encoding="utf-8", on_edit=seen.append,

@@ -106,3 +106,29 @@ async def test_upstream_errors_become_error_events_on_the_lane() -> None:
             # the connection survives
             await ws.send(json.dumps({"type": "response.create", "input": "x", "flowedit": REWRITE}))
             assert deltas(await read_until_end(ws)) == "def area(width, height):"
+
+
+async def test_a_rewrite_budget_beyond_the_upstream_context_is_asked_again_without_a_cap() -> None:
+    """vLLM refuses a `max_tokens` that does not fit its context (400) before generating: the rewrite is asked
+    once more without the cap, and streams; a prompt that is itself too long still ends in the upstream's error."""
+    def small_context(seen: Seen) -> Reply:
+        asked = seen.body.get("max_tokens")
+        if seen.path == "/v1/chat/completions" and isinstance(asked, int) and asked > 1000:
+            return Reply(400, [vllm_error(f"This model's maximum context length is 2048 tokens. However, you "
+                                          f"requested {asked + 90} tokens (90 in the messages, {asked} in the "
+                                          "completion). Please reduce the length of the messages or completion.")],
+                         "application/json")
+        return upstream(seen)
+
+    async with FakeUpstream(small_context) as fake, UpstreamEngine(fake.url, "qwen2.5-coder") as engine:
+        async with Gateway(engine) as gateway, connect(gateway.url, proxy=None) as ws:
+            await ws.send(json.dumps({"type": "response.create", "input": "Rename", "max_output_tokens": 16400,
+                                      "flowedit": REWRITE}))
+            events = await read_until_end(ws)
+            assert events[-1]["type"] == "response.completed", events[-1]
+            assert deltas(events) == "def area(width, height):"
+            assert [s.body.get("max_tokens") for s in fake.seen] == [16400, None]
+            await ws.send(json.dumps({"type": "response.create", "input": "Rename", "max_output_tokens": 300,
+                                      "flowedit": REWRITE}))
+            assert deltas(await read_until_end(ws)) == "def area(width, height):"
+            assert [s.body.get("max_tokens") for s in fake.seen][2:] == [300]  # a cap that fits is kept

@@ -1,4 +1,4 @@
-"""Reasoning models through the real server (lsp/reasoning.py): each feature's `reasoning_effort` goes out as
+"""Reasoning models through the real server (lsp/asking.py): each feature's `reasoning_effort` goes out as
 `reasoning: {effort}`; an endpoint that refuses the parameter gets the request once more without it and is
 remembered; a model that thinks first (a reasoning item with summary deltas) shows "thinking" in the
 status, never in the document, and its first token is the first of its text."""
@@ -55,6 +55,19 @@ async def test_each_feature_sends_its_effort_and_a_setting_changes_it():
         await ed.ghost("file:///work/c.py", COMPLETION.index("= ") + 2, invoked=True)
     efforts = {(r.flowedit or {}).get("task"): r.reasoning for r in engine.requests}
     assert efforts["rewrite"] == {"effort": "low"} and efforts["complete"] == {"effort": "low"}, efforts
+    assert [r.store for r in engine.requests] == [False, False]  # the provider keeps no copy of the code
+
+
+async def test_store_is_sent_true_only_when_the_user_opts_in_and_a_redirect_still_continues():
+    engine = Recording("".join(f"line_{i} = compute({i})\n" for i in range(60)), rate=400)
+    async with _editor(engine, store=True) as ed:
+        start = ed.text(URI).index(METHOD)
+        rewrite_id = await ed.rewrite(URI, start, start + len(METHOD))
+        await ed.edits_applied(2)
+        await ed.command("flowedit.redirect", {"id": rewrite_id, "instruction": "shorter please"})
+        outcome = await ed.outcome(rewrite_id)
+    assert outcome["outcome"] == "finished" and outcome["followups"] == 1, outcome
+    assert [r.store for r in engine.requests] == [True, True]
 
 
 async def test_an_endpoint_that_refuses_reasoning_gets_the_request_again_without_it_and_is_remembered():

@@ -63,6 +63,9 @@ DRAIN_SECONDS = 1.0  # after [DONE], how long the rest of the body may take befo
 # what a server says when it cannot do FIM the way it was asked (vLLM, Ollama, llama.cpp wordings)
 _NO_FIM = re.compile(r"suffix|insert|infill|fill.in.the.middle|\bfim\b", re.IGNORECASE)
 _FIM_SLOT = re.compile(r"\{(prefix|suffix)\}")
+# a refusal of the answer's token cap (vLLM, SGLang, llama.cpp, Ollama word it so): asked again without one
+_CAP_REFUSED = re.compile(r"max_tokens|max_completion_tokens|maximum context length|context (?:length|window)|"
+                          r"n_ctx|exceeds? the (?:available )?context", re.IGNORECASE)
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +175,7 @@ class UpstreamEngine:
                     yield text
             return
         if ext.get("task") != "complete":
-            async with aclosing(self._answer("/v1/chat/completions", self._chat_body(request))) as answer:
+            async with aclosing(self._chat(self._chat_body(request))) as answer:
                 async for text in answer:
                     yield text
             return
@@ -192,6 +195,22 @@ class UpstreamEngine:
                         self._shown_url, mode, rejected.error.message)
             self._detected = _done("prompt")
             async with aclosing(self._answer("/v1/chat/completions", self._chat_body(request))) as answer:
+                async for text in answer:
+                    yield text
+
+    async def _chat(self, body: dict[str, Any]) -> AsyncIterator[str]:
+        """A chat answer; if the upstream refuses its token cap before any text (a rewrite's budget beyond a
+        small model's context: vLLM answers 400), asked once more without the cap: the upstream's own limit
+        (what is left of its context) then ends the answer."""
+        try:
+            async with aclosing(self._answer("/v1/chat/completions", body)) as answer:
+                async for text in answer:
+                    yield text
+        except _CapRefused as refused:
+            log.info("the upstream %s refused max_tokens=%s (%s); asked again without it", self._shown_url,
+                     body.get("max_tokens"), refused.error.message)
+            uncapped = {k: v for k, v in body.items() if k != "max_tokens"}
+            async with aclosing(self._answer("/v1/chat/completions", uncapped)) as answer:
                 async for text in answer:
                     yield text
 
@@ -231,6 +250,9 @@ class UpstreamEngine:
                 error = upstream_error(response.status_code, raw, self._shown_url)
                 if self.fim == "auto" and path != "/v1/chat/completions" and _NO_FIM.search(error.message):
                     raise _FimRejected(error)
+                if (path == "/v1/chat/completions" and "max_tokens" in body and response.status_code == 400
+                        and _CAP_REFUSED.search(error.message)):
+                    raise _CapRefused(error)
                 raise error
             decoder = SSEDecoder()
             chunks = response.aiter_bytes()
@@ -344,6 +366,15 @@ class UpstreamEngine:
         log.info("the upstream %s looks like %s: completions use FIM mode %s", self._shown_url,
                  "a llama.cpp server" if llama_cpp else "an OpenAI-compatible server", mode)
         return mode
+
+
+class _CapRefused(EngineError):
+    """The upstream refused the chat answer's token cap: `_chat` asks again without one; elsewhere it is the
+    upstream's error as it was."""
+
+    def __init__(self, error: EngineError) -> None:
+        super().__init__(error.code, error.message, status=error.status)
+        self.error = error
 
 
 class _FimRejected(Exception):

@@ -21,7 +21,7 @@ from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelStalled, ModelUnreachable
 
 from flowedit.lsp.host import Host
-from flowedit.lsp.reasoning import Asking, with_effort
+from flowedit.lsp.asking import Asking, as_sent
 from flowedit.lsp.links import answered_by
 from flowedit.lsp.streams import ANCHOR, Counters, ModelStream, quiet_interrupt
 
@@ -287,7 +287,7 @@ class InlineCompleter:
             log.debug("completion model call ended: %s; counters %s", self._figures(stream), self.counters.as_dict())
 
     async def _read(self, stream: ModelStream, link, create: wire.ResponseCreate) -> None:  # noqa: ANN001
-        asking = Asking(link, with_effort(create, "inline", self.host.settings, link),
+        asking = Asking(link, as_sent(create, "inline", self.host.settings, link),
                         on_lane=lambda lane: setattr(stream, "lane", lane))
         async for event in asking:
             if isinstance(event, wire.OutputTextDelta) and event.delta:

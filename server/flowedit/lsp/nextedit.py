@@ -28,7 +28,7 @@ from flowedit.core.nextedit import (NEXT_EDIT_INSTRUCTIONS, NextEditContext, Pre
 from flowedit.core.text import Change, Document
 from flowedit.lsp import convert
 from flowedit.lsp.host import Host
-from flowedit.lsp.reasoning import Asking, with_effort
+from flowedit.lsp.asking import Asking, as_sent
 from flowedit.lsp.links import answered_by
 from flowedit.lsp.streams import quiet_interrupt
 from flowedit.model import wire
@@ -197,7 +197,7 @@ class NextEdits:
         """The model's whole answer to `create` (its lane interrupted if this is cancelled) and its figures;
         `streaming` sees the answer so far whenever a line of it is complete."""
         link, model = await self.host.link("next_edit")
-        asking = Asking(link, with_effort(create.model_copy(update={"model": model}), "next_edit", self.host.settings, link))
+        asking = Asking(link, as_sent(create.model_copy(update={"model": model}), "next_edit", self.host.settings, link))
         lane = await asking.start()
         text = []
         try:

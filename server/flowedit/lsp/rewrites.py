@@ -24,7 +24,7 @@ from flowedit.core.text import Document, PositionError
 from flowedit.lsp import convert
 from flowedit.lsp.documents import lost_track
 from flowedit.lsp.host import Host
-from flowedit.lsp.reasoning import Asking, with_effort
+from flowedit.lsp.asking import Asking, as_sent
 from flowedit.lsp.rewriterun import RewriteRun, model_failure
 from flowedit.model import wire
 from flowedit.model.errors import ModelError, ModelFailure
@@ -257,7 +257,7 @@ class Rewrites:
         try:
             link, create.model = await self.host.link("rewrite")
             run.model, run.endpoint = create.model, link.shown_url
-            asking = Asking(link, with_effort(create, "rewrite", settings, link))
+            asking = Asking(link, as_sent(create, "rewrite", settings, link))
             lane = await asking.start()
             if generation != run.generation or session.state is not State.STREAMING:
                 await lane.interrupt()

@@ -108,6 +108,8 @@ class Settings(BaseModel):
     # a completion typed on from the last one, or a redirected rewrite, continues the earlier response
     # (`previous_response_id`) and sends only what changed; the whole context again if the endpoint forgot it
     followups: bool = True
+    # false: the provider is asked to keep no copy of requests and answers (OpenAI stores them by default)
+    store: bool = False
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
     inline: InlineSettings = Field(default_factory=InlineSettings)

@@ -75,7 +75,7 @@ class ModelLink:
         # never the internal loopback address
         self.shown_url = redact(url) if shown_url == "" else shown_url
         self.inactivity_timeout = inactivity_timeout  # a response silent this long is stopped (ModelStalled)
-        self.refuses_reasoning = False  # the endpoint refused `reasoning`: requests go without (lsp/reasoning.py)
+        self.refuses_reasoning = False  # the endpoint refused `reasoning`: requests go without (lsp/asking.py)
         self._headers = dict(headers or {})
         self._mode: Multiplex = "off" if multiplex == "auto" and _one_at_a_time(url) else multiplex
         self._backoff_factory = backoff_factory

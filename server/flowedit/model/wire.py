@@ -54,7 +54,8 @@ class ResponseCreate(_Open):
     instructions: str | None = None
     max_output_tokens: int | None = None
     temperature: float | None = None
-    reasoning: dict[str, Any] | None = None  # {"effort": "low"} for reasoning models (lsp/reasoning.py)
+    reasoning: dict[str, Any] | None = None
+    store: bool | None = None  # whether the provider keeps the response (flowedit sends false unless opted in)  # {"effort": "low"} for reasoning models (lsp/asking.py)
     metadata: dict[str, str] | None = None
     stream_id: str | None = None
     # flowedit extension: structured context for engines that understand it (prefix/suffix, task kind)

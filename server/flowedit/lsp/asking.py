@@ -1,4 +1,10 @@
-"""Reasoning models (the Codex family think before they write): each feature's `reasoning_effort`, sent as
+"""What every feature's request carries besides its context, and the one retry that may need.
+
+`store`: false unless the user opts in — the provider keeps no copy of the user's code (a WebSocket keeps
+the latest response of each lane in the connection's memory, so `previous_response_id` follow-ups still
+work; an endpoint that forgot one gets the whole context again, as before).
+
+Reasoning models (the Codex family think before they write): each feature's `reasoning_effort`, sent as
 `reasoning: {effort}` only where the endpoint takes it.
 
 An endpoint that refuses the parameter (an error naming `reasoning`, before any of the answer) gets the
@@ -22,12 +28,14 @@ if TYPE_CHECKING:
 SECTION = {"inline": "inline", "rewrite": "rewrite", "next_edit": "next_edit"}
 
 
-def with_effort(create: wire.ResponseCreate, kind: str, settings: Settings, link: ModelLink) -> wire.ResponseCreate:
-    """`create` with the feature's reasoning effort, unless it is "off" or the endpoint refused it."""
+def as_sent(create: wire.ResponseCreate, kind: str, settings: Settings, link: ModelLink) -> wire.ResponseCreate:
+    """`create` as it goes out: `store` as set, and the feature's reasoning effort unless it is "off" or the
+    endpoint refused it."""
     effort = getattr(settings, SECTION[kind]).reasoning_effort
-    if effort == "off" or link.refuses_reasoning:
-        return create
-    return create.model_copy(update={"reasoning": {"effort": effort}})
+    update: dict = {"store": settings.store}
+    if effort != "off" and not link.refuses_reasoning:
+        update["reasoning"] = {"effort": effort}
+    return create.model_copy(update=update)
 
 
 def refuses_reasoning(exc: ModelError) -> bool:
