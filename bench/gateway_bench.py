@@ -38,7 +38,7 @@ from pathlib import Path
 from websockets.asyncio.client import ClientConnection, connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or via `flowedit bench gateway`
-from rewrite_bench import ServeProcess  # noqa: E402
+from rewrite_bench import ServeProcess, cpu_seconds  # noqa: E402
 
 from flowedit.engines.scripted import tokenize  # noqa: E402
 
@@ -46,7 +46,6 @@ from flowedit.engines.scripted import tokenize  # noqa: E402
 QUICK = ["--users", "10", "--seconds", "1"]
 
 ANSWER_LINE = "total = sum(item.price * item.quantity for item in order.items if not item.refunded)\n"
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def answer(tokens: int) -> str:
@@ -60,12 +59,6 @@ def answer(tokens: int) -> str:
 def rss_kib(pid: int) -> int:
     with open(f"/proc/{pid}/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
 
 
 class User:
