@@ -135,6 +135,27 @@ async function switchSettings(page, settings) {
   await saveActive(page, 'the User settings');
   await until('the new settings in the extension', () => trace().slice(mark).some(e => e.event === 'settings' && e.endpoint === settings['flowedit.endpoint']), 20000);
   await page.keyboard.press('Control+W');
+  await allowEndpoint(page, settings['flowedit.endpoint']);
+  currentEndpoint = settings['flowedit.endpoint'];
+}
+/** The hosts (host:port) the server was told it may send the code to: the start's, then each one allowed. */
+let currentEndpoint = cfg.startEndpoint || '';
+const allowedHosts = new Set([hostOf(currentEndpoint)]);
+function hostOf(url) {
+  try { return url ? new URL(url).host : ''; } catch { return ''; }
+}
+/** A new endpoint waits for the user (the server's settings guard asks with window/showMessageRequest):
+ *  answer Allow as the user who changed it would, and wait for the server to put it in force. */
+async function allowEndpoint(page, endpoint) {
+  const host = hostOf(endpoint);
+  if (!host || allowedHosts.has(host)) return;
+  const said = () => serverLog().filter(l => l.includes(`the user allowed ${host}`)).length;
+  const before = said();  // (a count, not a line mark: the log may be more than one file)
+  const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'would send your code to' }).last();
+  await toast.waitFor({ timeout: 20000 });
+  await toast.getByRole('button', { name: 'Allow' }).click();
+  await until(`the server using ${host}`, () => said() > before, 20000);
+  allowedHosts.add(host);
 }
 /** Open a workspace file from the explorer; resolves once its editor shows `marker`. */
 async function openFile(page, name, marker) {
@@ -588,6 +609,9 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     await until('the server running again', () => trace().slice(mark).some(e => e.event === 'connection' && e.state === 'running'), 60000);
     await until('the new interpreter to start the server', () => fs.existsSync(p.marker) && /-m flowedit\.cli lsp/.test(fs.readFileSync(p.marker, 'utf8')), 20000);
     r.started = fs.readFileSync(p.marker, 'utf8').trim().split('\n');
+    // a new server trusts the endpoint it started with, no longer those allowed before
+    allowedHosts.clear();
+    allowedHosts.add(hostOf(currentEndpoint));
     r.connections = trace().slice(mark).filter(e => e.event === 'connection').map(e => e.state);
     r.status = await statusText(page);
     r.shot = await shot(page, '10-python-switched');

@@ -63,7 +63,8 @@ def test_a_new_host_for_the_key_is_held_back_and_the_rest_applies(guard, change)
     assert verdict.raw["model"] == kept.model == "x"
     assert {kept.target(kind.name)[0] for kind in FEATURE_KINDS} == {START["endpoint"]}
     assert held is not None and held.raw == merged and list(held.hosts.values()) == [{"OPENAI_API_KEY"}]
-    assert "waits for your answer" in verdict.problems[0] and "API key" in verdict.problems[0]
+    # (the question says it all: no separate warning besides it)
+    assert verdict.problems == [] and "with your key $OPENAI_API_KEY" in held.question()
     assert guard.allowed(held) and guard.check(START, merged, parse).held is None  # allowed once: trusted
 
 

@@ -87,6 +87,7 @@ async def test_the_platform_vsix_runs_its_own_server(tmp_path: Path) -> None:
         base = {**QUIET, "flowedit.endpoint": "", "flowedit.server.logLevel": "info"}
         (OUT / "ud" / "User" / "settings.json").write_text(json.dumps(base, indent=2))
         config = {
+            "startEndpoint": "",  # the endpoint the server starts with: any other is asked about
             "steps": ["1-ghost-text", "settings-switch", "2-rewrite", "9-server-exit"],
             "serverPattern": "bundled/tool/launch.py lsp",
             "name": FIXTURE, "file": str(OUT / "ws" / FIXTURE), "fileUri": (OUT / "ws" / FIXTURE).as_uri(),

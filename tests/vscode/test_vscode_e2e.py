@@ -259,6 +259,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
         settings_file = OUT / "ud" / "User" / "settings.json"
         settings_file.write_text(json.dumps({**base, "flowedit.endpoint": ghost_gw.url}, indent=2))
         config = {
+            "startEndpoint": ghost_gw.url,  # the endpoint the server starts with: any other is asked about
             "name": FIXTURE, "file": str(OUT / "ws" / FIXTURE), "fileUri": (OUT / "ws" / FIXTURE).as_uri(),
             "openMarker": "FlowEdit e2e fixture",
             "original": ORIGINAL, "answer": ANSWER, "expected": ORIGINAL[:start] + ANSWER + ORIGINAL[end:],

@@ -53,6 +53,7 @@ def apply(server: Configurable, update: Any, initial: bool = False) -> None:
     verdict = server.settings_guard.check(server.user_settings, merged, parse)
     use(server, verdict.raw, verdict.settings, verdict.problems)
     if verdict.held is not None:
+        log.info("new endpoints wait for the user's answer: %s", ", ".join(sorted(verdict.held.hosts)))
         server.spawn(ask_about(server, verdict.held))
 
 
@@ -68,6 +69,7 @@ async def ask_about(server: Configurable, held: HeldBack) -> None:
         answer = None
     guard = server.settings_guard
     if answer is not None and answer.title == allow and guard.allowed(held):
+        log.info("the user allowed %s: the new settings are in force", ", ".join(sorted(held.hosts)))
         use(server, held.raw, held.settings, [])
     elif held.generation == guard.generation:
         server.show_warning("FlowEdit kept the previous endpoint: nothing was sent to "

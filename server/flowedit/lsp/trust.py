@@ -27,7 +27,6 @@ from urllib.parse import urlsplit
 
 from flowedit.lsp.kinds import FEATURE_KINDS
 from flowedit.lsp.settings import Settings
-from flowedit.model.transport import redact
 
 START_ONLY = (("api_key_env",), ("upstream_key_env",))
 ROUTES = (("endpoint",), *(kind.endpoint_path for kind in FEATURE_KINDS), ("upstream",))
@@ -160,10 +159,6 @@ class SettingsGuard:
             self.generation += 1
             held = HeldBack(merged, wanted, fresh, self.generation)
             merged = _restore(merged, before, ROUTES)
-            shown = sorted({redact(u) for p in ROUTES
-                            if isinstance(u := value_at(wanted, p), str) and host_of(u) in fresh})
-            what = "your code and API key" if any(fresh.values()) else "your code"
-            problems.append(f"the new endpoint ({', '.join(shown)}) waits for your answer: it would receive {what}")
         now, more = parse(merged)
         if self._breaks_a_rule(now, old):  # a value the paths above do not reach: nothing of the change applies
             problems.append("the change was not applied: it would have sent your code or key elsewhere")
