@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from flowedit.core.echo import EditorHabits
 from flowedit.core.region import Region
-from flowedit.core.session import EditBatch, Mode, RewriteSession
+from flowedit.core.session import EditBatch, Mode, RewriteSession, SessionLimits
 from flowedit.core.text import Change, Document, Encoding, Position
 
 URI = "file:///sim.py"
@@ -191,10 +191,12 @@ class SimServer:
     """The server glue: LSP conversion around a Document and a RewriteSession."""
 
     def __init__(self, text: str, enc: str, start: int, end: int, mode: Mode = Mode.REPLACE, *,
-                 behaviour: str = "vscode") -> None:
+                 behaviour: str = "vscode", frame_s: float = 0.0) -> None:
+        """`frame_s`: the session's frame pacing (0 here unless asked: most tests count batches per round trip)."""
         self.enc = Encoding(enc)
         self.doc = Document(URI, text, version=1)
-        self.session = RewriteSession(self.doc, Region(start, end), mode, habits=HABITS[behaviour])
+        self.session = RewriteSession(self.doc, Region(start, end), mode, habits=HABITS[behaviour],
+                                      limits=SessionLimits(frame_s=frame_s))
         self.inbox: deque[tuple[int, int, WireChange, bool]] = deque()
         self.now = 0.0
 

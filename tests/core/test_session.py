@@ -537,3 +537,75 @@ def test_a_revert_finds_the_rewrite_after_an_undo_and_redo_reported_line_by_line
     (reverted,) = events(server)
     assert isinstance(reverted, Reverted) and not server.session.dirty, reverted.reason
     assert editor.text == server.doc.text == text
+
+
+def _round_trip(editor: SimEditor, server: SimServer) -> None:
+    """The batch the server sent reaches the editor, which applies it and reports back."""
+    while server.inbox:
+        editor.receive(*server.inbox.popleft())
+    editor.flush()
+    while deliver_one(editor, server):
+        pass
+
+
+def _paced_pair(frame_s: float) -> tuple[SimEditor, SimServer]:
+    """An editor (VS Code's habits) and a server rewriting "SEL" with edits paced every `frame_s`."""
+    text = "top\nSEL\nend\n"
+    editor = SimEditor(text, "utf-16", "vscode", tags=["o"] * 4 + ["S"] * 3 + ["o"] * 5)
+    return editor, SimServer(text, "utf-16", 4, 7, behaviour="vscode", frame_s=frame_s)
+
+
+def test_edits_are_paced_by_frames_the_first_at_once_the_rest_coalesced():
+    """While the answer streams, at most one batch per frame: the first goes at once; what arrives within the
+    frame waits for its end and goes as one batch; the session says when to look again."""
+    editor, server = _paced_pair(0.016)
+    server.session.delta("    first = 1\n")
+    assert server.pump() is not None  # at once
+    _round_trip(editor, server)
+    sent = server.session.batches_sent
+    for i in range(20):  # 20 deltas within one frame, each pumped as the glue does
+        server.now += 0.0005
+        server.session.delta(f"v{i} = {i}\n")
+        assert server.pump() is None
+    assert server.session.batches_sent == sent
+    assert server.session.wakeup_at == pytest.approx(0.016)  # the frame's end
+    server.now = 0.0161
+    batch = server.pump()
+    assert batch is not None and "v0 = 0\n" in batch.change.text and "v19 = 19\n" in batch.change.text
+    _round_trip(editor, server)
+    assert server.session.wakeup_at is None  # nothing pending: no timer to run
+
+
+def test_the_last_batch_goes_as_soon_as_the_answer_is_complete():
+    """The end of the answer does not wait for the frame: the tail lands within the editor's round trip."""
+    editor, server = _paced_pair(0.016)
+    server.session.delta("a = 1\n")
+    server.pump()
+    _round_trip(editor, server)
+    server.now += 0.001
+    server.session.delta("b = 2\n")
+    assert server.pump() is None  # within the frame
+    server.session.finish()
+    assert server.pump() is not None  # complete: at once
+    _round_trip(editor, server)
+    assert editor.text == "top\na = 1\nb = 2\n\nend\n" and kinds(server) == [Finished]  # (SEL kept its line end)
+
+
+def test_a_redirected_answer_lands_its_first_edit_at_once():
+    editor, server = _paced_pair(0.016)
+    server.session.delta("a = 1\n")
+    server.pump()
+    _round_trip(editor, server)
+    server.session.redirect()
+    server.now += 0.001
+    server.session.delta("c = 3\n")
+    assert server.pump() is not None  # a new answer: its first edit is not held for the old one's frame
+
+
+def test_without_pacing_each_round_trip_carries_what_arrived():
+    editor, server = _paced_pair(0.0)
+    for i in range(5):
+        server.session.delta(f"v{i} = {i}\n")
+        assert server.pump() is not None
+        _round_trip(editor, server)
+    assert server.session.batches_sent == 5

@@ -16,6 +16,7 @@ ALPHABET = st.sampled_from(["a", "b", " ", "\n", "é", "中", "😀", "x", "(", 
 WORDS = st.lists(ALPHABET, min_size=1, max_size=6).map("".join)
 BEHAVIOURS = st.sampled_from(["pytest-lsp", "vscode", "vscode-minimal", "nvim07", "eglot"])
 ENCODINGS = st.sampled_from(["utf-8", "utf-16", "utf-32"])
+FRAMES = st.sampled_from([0.0, 0.016])  # the session's frame pacing: off, or a 60 Hz screen's
 SETTINGS = settings(max_examples=budget(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -46,7 +47,8 @@ def scenario(draw, diff: bool = False):
         if a == b:
             b = a + 1 if text[a] != "\r" else a + 2
         sel = (a, b)
-    actions = draw(st.lists(st.tuples(st.sampled_from(["delta", "deliver", "serve", "type", "flush", "pump", "delta", "serve", "deliver"]),
+    actions = draw(st.lists(st.tuples(st.sampled_from(["delta", "deliver", "serve", "type", "flush", "pump", "delta", "serve", "deliver",
+                                                       "tick"]),
                                       st.integers(0, 10_000), WORDS), min_size=6, max_size=80))
     return text, eol, sel, actions
 
@@ -75,6 +77,8 @@ def _run(editor: SimEditor, server: SimServer, actions, feed) -> None:
             _user_edit(editor, seed, word)
         elif kind == "flush":
             editor.flush()
+        elif kind == "tick":  # time passes: up to two of the session's frames
+            server.now += (seed % 33) / 1000
         server.pump()
     server.session.finish()
     settle(editor, server)
@@ -152,18 +156,18 @@ LF_FOUND_IN_THE_USERS_CRLF = (
 
 
 @SETTINGS
-@given(scenario(), BEHAVIOURS, ENCODINGS)
-@example(CRLF_SPLIT_BY_A_CONFLICT, "vscode-minimal", "utf-8")
-@example(CRLF_SPLIT_BY_A_CONFLICT, "vscode", "utf-8")
-@example(LF_FOUND_IN_THE_USERS_CRLF, "eglot", "utf-8")
-@example(LF_FOUND_IN_THE_USERS_CRLF, "nvim07", "utf-16")
-@example(LF_FOUND_IN_THE_USERS_CRLF, "pytest-lsp", "utf-32")
-@example(LF_FOUND_IN_THE_USERS_CRLF, "vscode", "utf-8")
-@example(LF_FOUND_IN_THE_USERS_CRLF, "vscode-minimal", "utf-16")
-def test_replace_mode_matches_reference(sc, behaviour, enc):
+@given(scenario(), BEHAVIOURS, ENCODINGS, FRAMES)
+@example(CRLF_SPLIT_BY_A_CONFLICT, "vscode-minimal", "utf-8", 0.0)
+@example(CRLF_SPLIT_BY_A_CONFLICT, "vscode", "utf-8", 0.0)
+@example(LF_FOUND_IN_THE_USERS_CRLF, "eglot", "utf-8", 0.0)
+@example(LF_FOUND_IN_THE_USERS_CRLF, "nvim07", "utf-16", 0.0)
+@example(LF_FOUND_IN_THE_USERS_CRLF, "pytest-lsp", "utf-32", 0.0)
+@example(LF_FOUND_IN_THE_USERS_CRLF, "vscode", "utf-8", 0.0)
+@example(LF_FOUND_IN_THE_USERS_CRLF, "vscode-minimal", "utf-16", 0.0)
+def test_replace_mode_matches_reference(sc, behaviour, enc, frame):
     text, eol, (a, b), actions = sc
     editor = _editor(text, enc, behaviour, eol, a, b)
-    server = SimServer(text, enc, a, b, behaviour=behaviour)
+    server = SimServer(text, enc, a, b, behaviour=behaviour, frame_s=frame)
     answer: list[str] = []
     shaper = server.session.shaper.fresh()  # the answer as it must land (tests/core/test_shaping.py)
 
@@ -190,15 +194,15 @@ def test_replace_mode_matches_reference(sc, behaviour, enc):
 
 
 @SETTINGS
-@given(scenario(diff=True), BEHAVIOURS, ENCODINGS, st.data())
-def test_diff_mode_matches_reference(sc, behaviour, enc, data):
+@given(scenario(diff=True), BEHAVIOURS, ENCODINGS, st.data(), FRAMES)
+def test_diff_mode_matches_reference(sc, behaviour, enc, data, frame):
     text, eol, (a, b), actions = sc
     old_lines = text[a:b].split(eol)[:-1]
     new_lines = data.draw(st.lists(st.text(st.sampled_from("ab é中😀"), max_size=8), max_size=8))
     context = data.draw(st.integers(0, 3))
     diff = "\n".join(difflib.unified_diff(old_lines, new_lines, "a", "b", n=context, lineterm="")) + "\n"
     editor = _editor(text, enc, behaviour, eol, a, b)
-    server = SimServer(text, enc, a, b, Mode.DIFF, behaviour=behaviour)
+    server = SimServer(text, enc, a, b, Mode.DIFF, behaviour=behaviour, frame_s=frame)
     cursor = [0]
 
     def feed(word: str) -> None:  # the diff in chunks whose sizes come from the words drawn
@@ -217,6 +221,32 @@ def test_diff_mode_matches_reference(sc, behaviour, enc, data):
                     for i in range(i1, i2))
         assert editor.tags.count("S") >= equal
     _check_revert(editor, server, text[a:b])  # whatever the outcome
+
+
+def test_a_users_enter_that_reads_as_the_batch_in_other_line_ends_teaches_nothing_once_refused():
+    """Found by the diff-mode property test (a new seed): the diff inserts an empty line, the batch a CR LF
+    at the selection's start; the user presses Enter there first, and the editor (an unknown one: it may
+    write line breaks its own way) reports the LF before refusing the batch. The LF read as the batch in LF
+    line ends, and after the refusal the session kept that lesson: the rest of the answer landed with bare
+    LFs in a CR LF file. Refused, the lesson is taken back with the rest of the bookkeeping."""
+    text, eol, (a, b) = "\r\naaaaaaaa\r\naa\r\ntail after 😀\r\n", "\r\n", (2, 12)
+    diff = "--- a\n+++ b\n@@ -0,0 +1 @@\n+\n@@ -1,0 +3 @@\n+\n"  # an empty line before and after
+    actions = [("delta", 0, "a")] * 5 + [("type", 219, "\n")]
+    editor = _editor(text, "utf-8", "pytest-lsp", eol, a, b)
+    server = SimServer(text, "utf-8", a, b, Mode.DIFF, behaviour="pytest-lsp")
+    cursor = [0]
+
+    def feed(word: str) -> None:
+        server.session.delta(diff[cursor[0] : cursor[0] + len(word)])
+        cursor[0] += len(word)
+
+    _run(editor, server, actions + [("delta", 0, "x" * len(diff))], feed)
+    assert server.doc.text == editor.text
+    (ev,) = server.session.pop_events()
+    region = server.session.region
+    assert isinstance(ev, Finished) and editor.text[region.start : region.end] == "\r\naaaaaaaa\r\n\r\n"
+    assert editor.text == "\r\n\n\r\naaaaaaaa\r\n\r\naa\r\ntail after 😀\r\n"  # the user's LF, then the answer
+    _check_revert(editor, server, text[a:b])
 
 
 def test_a_users_edit_with_the_effect_of_an_edit_neovim_skipped_reads_as_the_rewrites():

@@ -67,6 +67,13 @@ class Answer:
         return self.mode is Mode.REPLACE and self.done and bool(self.text)
 
     @property
+    def pending(self) -> bool:
+        """Whether some of it is not written yet (cheap: what pacing asks at every delta)."""
+        if self.mode is Mode.REPLACE:
+            return self.written < len(self.text) or (self.final and not self.tail_gone)
+        return self.applied_blocks < len(self.blocks)
+
+    @property
     def complete(self) -> bool:
         """Whether all of it is in the document (the model's answer being complete)."""
         if self.mode is Mode.REPLACE:

@@ -70,14 +70,21 @@ class InFlight:
     dead: bool = False  # overtaken by another change: it was not (and will not be) applied
     snapshot: tuple = ()  # the session's bookkeeping when it was sent
     since: list[Change] = field(default_factory=list)  # every change seen until the editor answered
+    # what the session knew of line ends before this batch's echo taught it the editor's: put back if the
+    # editor then refuses the batch (the "echo" was the user's typing)
+    unlearn: tuple | None = None
 
 
 class EchoProbe:
     """The changes of the first notification after a batch's version, held until they are known to be
     the batch's echo (`add` says so) or not (the notification ended first: they are the user's)."""
 
-    def __init__(self, expected: Change) -> None:
+    def __init__(self, expected: Change, eol_unknown: bool = True) -> None:
         self.expected = expected
+        # whether the editor may have written the batch's line breaks its own way: only while the buffer's
+        # line ends are not known (an editor that keeps them as sent, or one already seen to write them):
+        # otherwise a user's Enter where the batch inserts a CR LF would read as the batch
+        self.eol_unknown = eol_unknown
         self.held: list[Change] = []
         self.eol: str | None = None  # the line ends the editor wrote the batch in, when not ours
         self._base = ""  # the text at the batch's version
@@ -98,7 +105,7 @@ class EchoProbe:
         expected = self.expected
         if same_effect(self._effect, expected, self._base):
             return True
-        if "\r" not in expected.text and "\n" not in expected.text:
+        if not self.eol_unknown or ("\r" not in expected.text and "\n" not in expected.text):
             return False
         for eol in LINE_ENDS:
             variant = with_line_ends(expected.text, eol)

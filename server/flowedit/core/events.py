@@ -76,6 +76,9 @@ class SessionLimits:
     refusal_retry_s: float = 0.25  # resend after a refusal even if no newer version shows up
     stale_refusal_s: float = 30.0  # refusals "for an older version" with no change reported, before giving up
     echo_timeout_s: float = 10.0  # an applied edit the editor never reports
+    # at most one edit per frame while the answer streams (the first at once, the last as soon as the answer
+    # is complete): nobody sees 500 edits a second, and each costs the editor a round of work; 0: no pacing
+    frame_s: float = 1 / 60
 
 
 __all__ = ["Mode", "State", "Conflict", "EditBatch", "Failed", "Finished", "Interrupted", "Reverted", "RevertFailed",

@@ -8,7 +8,9 @@ come before the editor's answer (pytest-lsp), after it, or much later (Neovim's 
 timer). The next batch waits for both — or, from an editor whose `applied: true` also tells its next
 version (`EditorHabits`), for the answer alone: the edit is then predicted in the document, whose
 `apply_changes` recognises the echo later. At most one batch is ever in flight; deltas that arrive
-meanwhile are coalesced into the next one.
+meanwhile are coalesced into the next one. While the answer streams, batches are also paced by frames
+(`SessionLimits.frame_s`, a 60 Hz frame: 16.7 ms): the first goes at once, the next no sooner than a frame after the one
+before, carrying everything that arrived meanwhile; the last goes as soon as the answer is complete.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class RewriteSession:
         self._pending_stop: SessionEvent | None = None
         self._inflight: InFlight | None = None
         self._probe: EchoProbe | None = None  # the batch in flight awaits the first notification after its version
+        self._paced_at: float | None = None  # when the last batch of the streaming answer was sent
         self.refusals = Refusals(self.limits)
         self._version = self.doc.version
         self._eol = self.doc.eol()
@@ -118,6 +121,7 @@ class RewriteSession:
         if self.state is not State.STREAMING:
             raise RuntimeError(f"cannot redirect a session that is {self.state.value}")
         self._epoch += 1  # a batch still in flight belongs to the old answer
+        self._paced_at = None  # the new answer's first edit goes at once
         self.refusals.forget()
         # the next answer replaces what is there: the partial answer, in turn
         self.answer = Answer(self.mode, self._old_text(self.doc.text[self.region.start : self.region.end]), self._eol)
@@ -144,6 +148,7 @@ class RewriteSession:
             raise RuntimeError("the selection was edited since the rewrite stopped")
         self.state = State.STREAMING
         self.refusals.forget()
+        self._paced_at = None
         written = self.answer.resume()
         self.shaper = AnswerShaper(self.around, continuation=True, shift=self.shaper.shift,
                                    line_start=not written or written.endswith(("\n", "\r")))
@@ -163,6 +168,7 @@ class RewriteSession:
         if self._probe is not None and flight is not None:
             if self._probe.add(change, before):
                 if self._probe.eol is not None:
+                    flight.unlearn = (flight.snapshot, flight.batch, self.answer.text, self._eol, self._eol_known)
                     self._learn_eol(flight, self._probe.as_applied, self._probe.eol)
                 self._eol_known = self._eol_known or any(c in flight.batch.change.text for c in "\r\n")
                 self._probe = None
@@ -228,6 +234,11 @@ class RewriteSession:
         if not applied and flight.echoed and not flight.batch.revert:
             # the user's typing had exactly the effect of this edit, which the editor then refused: the
             # text is right, the bookkeeping is not. Rewind it and take every change since as the user's.
+            if flight.unlearn is not None:  # and what it taught of line ends was the user's Enter
+                flight.snapshot, flight.batch, text, self._eol, self._eol_known = flight.unlearn
+                if flight.epoch == self._epoch:
+                    self.answer.text = text
+                self.answer.line_ends.eol = self._eol
             self._restore(flight.snapshot, same_answer=flight.epoch == self._epoch)
             flight.echoed = False
             self.refusals.refused(flight.batch.version, now)
@@ -321,6 +332,8 @@ class RewriteSession:
         retry_at = self.refusals.retry_at(self._version)
         if retry_at is not None and now < retry_at:
             return None
+        if self._paced(now):
+            return None
         change, advance = self._next_change()
         if change is None:
             self.refusals.last = None  # nothing to resend: no retry timer either
@@ -335,9 +348,16 @@ class RewriteSession:
             self._on_applied(self._inflight, sent=False)
             self._resolve()
             return self.poll(now)
-        self._probe = EchoProbe(change)
+        self._probe = EchoProbe(change, eol_unknown=not self._eol_known)
         self.batches_sent += 1
+        if not batch.revert:
+            self._paced_at = now
         return batch
+
+    def _paced(self, now: float) -> bool:
+        """Whether the next batch of the streaming answer waits for the next frame."""
+        return (self.state is State.STREAMING and self._paced_at is not None and self.limits.frame_s > 0
+                and now < self._paced_at + self.limits.frame_s and not self.answer.final)
 
     @property
     def wakeup_at(self) -> float | None:
@@ -345,9 +365,14 @@ class RewriteSession:
         flight = self._inflight
         if flight is not None:
             return flight.sent_at + self.limits.echo_timeout_s if flight.acked and not flight.echoed else None
-        if self.state in (State.STREAMING, State.REVERTING):
-            return self.refusals.retry_at(self._version)
-        return None
+        if self.state not in (State.STREAMING, State.REVERTING):
+            return None
+        retry_at = self.refusals.retry_at(self._version)
+        if self.state is State.STREAMING and self._paced_at is not None and self.limits.frame_s > 0 \
+                and self.answer.pending:
+            frame = self._paced_at + self.limits.frame_s
+            return frame if retry_at is None else max(frame, retry_at)
+        return retry_at
 
     def pop_events(self) -> list[SessionEvent]:
         """Events since the last call."""

@@ -19,7 +19,7 @@ from flowedit.core.context import (DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, outp
 from flowedit.core.exclude import uri_path
 from flowedit.core.linediff import whole_lines
 from flowedit.core.region import Region, TrackedRegion
-from flowedit.core.session import Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, State
+from flowedit.core.session import Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, SessionLimits, State
 from flowedit.core.text import Document, PositionError
 from flowedit.lsp import convert
 from flowedit.lsp.documents import lost_track
@@ -73,6 +73,9 @@ class Rewrites:
         settings = self.host.settings.rewrite
         return await self.start(uri, region, instruction or settings.default_instruction, mode or settings.mode)
 
+    def _limits(self) -> SessionLimits:
+        return SessionLimits(frame_s=self.host.settings.rewrite.frame_ms / 1000)
+
     def _check_sendable(self, uri: str) -> None:
         """RewriteRefused if `uri` is withheld from models (an exclude glob, a private key in it)."""
         if (why := self.host.withheld(uri)) is not None:
@@ -112,8 +115,8 @@ class Rewrites:
         previous = self.last_by_uri.get(uri)
         if previous is not None and previous.done.is_set():
             previous.session.detach()  # only the last rewrite of a document can be reverted
-        run = RewriteRun(f"rw-{next(_ids)}", uri, RewriteSession(doc, region, chosen, habits=self.host.habits), instruction,
-                         asyncio.get_running_loop().time())
+        session = RewriteSession(doc, region, chosen, habits=self.host.habits, limits=self._limits())
+        run = RewriteRun(f"rw-{next(_ids)}", uri, session, instruction, asyncio.get_running_loop().time())
         self.runs[run.id] = run
         self.last_by_uri[uri] = run
         self._prune()
@@ -286,9 +289,7 @@ class Rewrites:
                         break
                     if session.batches_sent != sent:  # let the edit go out now, not after the deltas queued
                         await asyncio.sleep(0)  # ok: a yield to the task that writes it (fast streams queue many)
-                    run.report_progress(self.host)
-                    if run.tokens % 16 == 1:  # live figures for status bars, about one in 16 tokens
-                        self.host.send_status(run.figures())
+                    run.report_progress(self.host, now)
             lane = asking.lane or lane
             run.usage = lane.usage or run.usage
             if generation == run.generation and lane.incomplete_reason not in (None, "interrupted"):
@@ -333,13 +334,18 @@ class Rewrites:
             params = convert.workspace_edit(run.session.doc, batch, enc,
                                             "FlowEdit revert" if batch.revert else "FlowEdit rewrite")
             self._spawn(run, self._apply(run, batch.id, params, None if batch.revert else run.id))
-        if run.timer is not None:
+        wake = run.session.wakeup_at
+        wake = None if wake is None else wake + 0.001
+        if run.timer is not None and (wake is None or run.timer.when() != wake):
             run.timer.cancel()
             run.timer = None
-        wake = run.session.wakeup_at
-        if wake is not None:
-            run.timer = loop.call_at(wake + 0.001, self.pump, run)
+        if wake is not None and run.timer is None:  # (kept as it is when the time is the same: each delta pumps)
+            run.timer = loop.call_at(wake, self._woken, run)
         self._handle_events(run)
+
+    def _woken(self, run: RewriteRun) -> None:
+        run.timer = None  # (fired: a pump that finds the same time must set a new one)
+        self.pump(run)
 
     async def _apply(self, run: RewriteRun, batch_id: int, params, group: str | None) -> None:
         """Send one batch; `group` (the rewrite's id, None for the revert) lets the editor make the
