@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 from typing import AsyncIterator
 
+import pytest
 
 from flowedit.core.nextedit import CURSOR, NEXT_EDIT_INSTRUCTIONS, REGION_END, REGION_START
 from flowedit.engines.gateway import Gateway
@@ -124,3 +125,29 @@ async def test_escape_while_the_answer_streams_dismisses_it_for_good():
         await asyncio.sleep(2.0)  # ok: watching that nothing more comes (the answer would have ended by now)
     assert result == {"dismissed": True}
     assert len(ed.next_edits) == count and ed.shown_next_edit(URI) is None  # nothing came back after it
+
+
+@pytest.mark.parametrize("frame_ms", [0, 1000])
+async def test_a_streaming_prediction_is_redrawn_at_most_once_a_frame(frame_ms):
+    """Every other line of the answer adds an edit to the prediction; the answer comes in a burst. Without
+    pacing each is a redraw; with a frame longer than the burst (~700 tokens at 20,000 tok/s), the first edits at once,
+    then the whole."""
+    tail = "".join(f"    value_{i} = {i}  # 中文{' changed' * (i % 2 == 0)}\n" for i in range(60))
+    answer = "def area(w, h):\n    return w * h\n" + tail  # (an edit shows once the answer is back on the region)
+    engine = Recording("(other requests)", rate=20_000, next_edit_text=answer)
+    async with Gateway(engine) as gateway:
+        ed = Editor(inline=True)
+        await ed.start({"endpoint": gateway.url, "rewrite": {"frame_ms": frame_ms},
+                        "next_edit": {"idle_ms": 30, "region_tokens": 2000}})
+        try:
+            ed.open(URI, LONG_TEXT)
+            ed.type(URI, len("def area(w"), len("def area(w"), "!")
+            await ed.wait_until(lambda: [s["next_edit"] for s in ed.statuses if s.get("next_edit")], "its end")
+        finally:
+            await ed.stop()
+    drawn = [n for n in ed.next_edits if n["uri"] == URI and n["edits"]]
+    assert len(drawn[-1]["edits"]) == 2 + 30  # the signature, the return and every other line of the tail
+    if frame_ms:
+        assert len(drawn) <= 2, [len(n["edits"]) for n in drawn]
+    else:
+        assert len(drawn) >= 20, [len(n["edits"]) for n in drawn]

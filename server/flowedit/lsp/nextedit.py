@@ -43,6 +43,34 @@ TITLE = "Apply next edit"
 _ids = itertools.count(1)
 
 
+class FramePacer:
+    """Calls `show` at most once per frame while an answer streams: at once if a frame has passed since the
+    last call, else once at that frame's end (what arrived meanwhile shown together); `frame_s` 0: at once."""
+
+    def __init__(self, show: Callable[[], None], frame_s: float) -> None:
+        self.show, self.frame_s = show, frame_s
+        self.loop = asyncio.get_running_loop()
+        self.shown_at = float("-inf")
+        self._timer: asyncio.TimerHandle | None = None
+
+    def ask(self) -> None:
+        due = self.shown_at + self.frame_s
+        if self.loop.time() >= due:
+            self.close()
+            self._fire()
+        elif self._timer is None:
+            self._timer = self.loop.call_at(due, self._fire)
+
+    def _fire(self) -> None:
+        self._timer, self.shown_at = None, self.loop.time()
+        self.show()
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
 class NextEdits:
     """Predicts, keeps and delivers next edits for one language server."""
 
@@ -199,7 +227,8 @@ class NextEdits:
         link, model = await self.host.link("next_edit")
         asking = Asking(link, as_sent(create.model_copy(update={"model": model}), "next_edit", self.host.settings, link))
         lane = await asking.start()
-        text = []
+        text: list[str] = []
+        pacer = FramePacer(lambda: streaming("".join(text)), self.host.settings.rewrite.frame_ms / 1000)
         try:
             size = 0
             async for event in asking:
@@ -213,12 +242,14 @@ class NextEdits:
                         await quiet_interrupt(lane, "next-edit")
                         return "", answered_by(model, link.shown_url, lane.model)
                     if "\n" in event.delta:
-                        streaming("".join(text))
+                        pacer.ask()
         except asyncio.CancelledError:
             lane = asking.lane or lane
             if not lane.done:
                 asyncio.ensure_future(quiet_interrupt(lane, "next-edit"))
             raise
+        finally:
+            pacer.close()  # (the whole answer is judged next: what a frame held back is not needed)
         return "".join(text), answered_by(model, link.shown_url, (asking.lane or lane).model)
 
     # ------------------------------------------------------------------ delivery

@@ -44,7 +44,8 @@ class RewriteSettings(BaseModel):
     default_instruction: str = "Improve this code: make it clearer and more correct."
     presets: list[Preset] = Field(default_factory=lambda: list(DEFAULT_PRESETS))
     max_output_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
-    # at most one edit per this many ms while an answer streams (a 60 Hz frame; 0: one per editor round trip)
+    # at most one edit per this many ms while an answer streams (a 60 Hz frame; 0: one per editor round trip);
+    # next edits that stream are shown at most once per frame as well
     frame_ms: float = Field(default=16.7, ge=0, le=1000, allow_inf_nan=False)
     # reasoning models think before they write: how long (sent only where the endpoint takes it; "off": never)
     reasoning_effort: Effort = "low"
