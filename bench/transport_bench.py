@@ -1,46 +1,52 @@
 """Transport benchmark: does the one persistent WebSocket pay off against HTTP + Server-Sent Events?
 
 `flowedit serve --port 0 --http-port 0` (the scripted stand-in — not a model — behind the real gateway)
-runs in a subprocess, one per answer size; this process is the client and reaches the SAME engine:
+runs in a subprocess; this process is the client and reaches the SAME engine, on loopback:
 
-- ws link: flowedit's own `ModelLink` (one persistent, multiplexed WebSocket, deflate offered), as
-  `flowedit lsp` uses it;
+- ws link: flowedit's own `ModelLink` (one persistent, multiplexed WebSocket), as `flowedit lsp` uses it;
 - http per request: a new TCP connection per request, `POST /v1/responses` with `stream: true`;
 - http keep-alive: the same, one connection reused;
-- ws bare, no deflate: a bare `websockets` client without permessage-deflate (which ModelLink offers), on
-  the gateway's WebSocket: what the socket costs without the link and the compression.
+- ws bare, no deflate: a bare `websockets` client on the gateway's WebSocket: the socket without the link.
 
 The HTTP client is a minimal one of this file (h11 — the listener's own HTTP/1.1 library — on asyncio
-streams; Nagle off as asyncio sets it), decoding the events with flowedit's SSE decoder and wire codec
-as `ModelLink` decodes its frames: no client library's own overhead is put on HTTP's side.
+streams), decoding with flowedit's SSE decoder and wire codec as `ModelLink` decodes its frames: no client
+library's own overhead is put on HTTP's side. The paths take turns request by request; every cell is a
+median. Then, with a prefill cost set, a follow-up to a 4,000-token completion that adds 5 keystrokes:
+sent whole again, or as `previous_response_id` + the 5 new characters (only those pay prefill).
 
-The three paths take turns, request by request (interleaved reps); every cell is a median. Then, with a
-prefill cost set, a follow-up to a 4,000-token completion that adds 5 keystrokes: sent whole again, or
-as `previous_response_id` + the 5 new characters (only those pay prefill; the gateway has the rest).
+Then at a network's round trip (`--rtts`): through TLS (a CA made at run time) and a delay proxy
+(delayproxy.py), ws link, https per request (new TCP + TLS each time) and https keep-alive, each sending
+chains of follow-ups to a ~6 KB context whole again or as `previous_response_id`; the ratios beside the
+seed's claims (−80 % round-trip overhead, −50 % time to first token).
 
     .venv/bin/python bench/transport_bench.py [--reps 100] [--short-tokens 16] [--long-tokens 2000]
         [--rate 0] [--first-token-ms 0] [--prefill-us-per-token 50] [--context-tokens 4000] [--prefill-reps 10]
+        [--rtts 0,20,50,100] [--rtt-reps 10] [--follow-ups 4] [--context-chars 6000]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.resources
 import json
 import os
 import platform
+import ssl
 import statistics
+import string
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Callable
 from urllib.parse import urlsplit
 
 import h11
 from websockets.asyncio.client import ClientConnection, connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or via `flowedit bench transport`
+from delayproxy import LoopbackCA, remote  # noqa: E402
 from gateway_bench import answer  # noqa: E402
 from rewrite_bench import ServeProcess, build_answer  # noqa: E402
 
@@ -50,11 +56,17 @@ from flowedit.model import wire  # noqa: E402
 from flowedit.model.link import ModelLink  # noqa: E402
 
 # `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
-QUICK = ["--reps", "5", "--long-tokens", "500", "--prefill-reps", "2", "--warm-up", "2"]
+QUICK = ["--reps", "5", "--long-tokens", "500", "--prefill-reps", "2", "--warm-up", "2",
+         "--rtts", "0,20", "--rtt-reps", "1", "--follow-ups", "1", "--context-chars", "2000"]
 
 PATHS = ("ws link", "http per request", "http keep-alive", "ws bare, no deflate")
+SCHEMES = ("ws link", "https per request", "https keep-alive")  # at a round trip, through TLS
+CONTINUED = "previous_response_id"
+SENT_AS = ("whole context", CONTINUED)
+SEED_PAIRING = "ws previous_response_id, https whole context"
 KEYSTROKES = "abcde"
 Stream = Callable[[dict[str, Any]], AsyncIterator[wire.ServerEvent]]
+Sample = tuple[float, float, int]  # a follow-up's ttft and completed (s), and its new input tokens
 
 
 class Serve(ServeProcess):
@@ -76,19 +88,20 @@ class Serve(ServeProcess):
 
 
 class HttpClient:
-    """POST /v1/responses (stream: true) and read its events: a fresh connection per request, or one kept."""
+    """POST /v1/responses (stream: true) and read its events: a fresh connection per request, or one kept;
+    `tls` (a client context) for https://."""
 
-    def __init__(self, url: str, keep_alive: bool) -> None:
+    def __init__(self, url: str, keep_alive: bool, tls: ssl.SSLContext | None = None) -> None:
         parts = urlsplit(url)
         self.host, self.port, self.path = parts.hostname or "127.0.0.1", parts.port or 80, parts.path
-        self.keep_alive = keep_alive
+        self.keep_alive, self.tls = keep_alive, tls
         self.sent_bytes = 0  # of the last request: head and body
         self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._conn = h11.Connection(h11.CLIENT)
 
     async def stream(self, body: dict[str, Any]) -> AsyncIterator[wire.ServerEvent]:
         if self._streams is None:
-            self._streams = await asyncio.open_connection(self.host, self.port)
+            self._streams = await asyncio.open_connection(self.host, self.port, ssl=self.tls)
             self._conn = h11.Connection(h11.CLIENT)
         reader, writer = self._streams
         payload = json.dumps({**body, "stream": True}).encode()
@@ -214,11 +227,103 @@ async def follow_ups(serve: Serve, args: argparse.Namespace) -> dict[str, tuple[
     return got
 
 
+def project_context(chars: int) -> str:
+    """About `chars` characters of code: the demo project's files, each under its path, as a completion's context."""
+    folder = importlib.resources.files("flowedit").joinpath("samples/project/cafe")
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".py")), key=lambda f: f.name)
+    text = "".join(f"# cafe/{f.name}\n{f.read_text(encoding='utf-8')}\n" for f in files)
+    return (text * (chars // len(text) + 1))[:chars]
+
+
+async def chain(stream: Stream, continued: bool, context: str, follow_ups: int, text: str) -> list[Sample]:
+    """The context sent whole, then `follow_ups` requests a keystroke longer each, sent whole again or as
+    `previous_response_id` + the new key: (ttft, completed, new input tokens) of each follow-up."""
+    _, _, response = await timed(stream, {"model": "m", "input": context})
+    got = []
+    for i in range(follow_ups):
+        key = string.ascii_lowercase[i % 26]
+        body = ({"model": "m", "input": key, "previous_response_id": response.id} if continued
+                else {"model": "m", "input": context + string.ascii_lowercase[: i + 1]})
+        ttft, total, response = await timed(stream, body)
+        if output(response) != text:
+            raise RuntimeError("a follow-up's answer is not the stand-in's text")
+        usage = response.usage or {}
+        got.append((ttft, total, usage["input_tokens"] - usage["input_tokens_details"]["cached_tokens"]))
+    return got
+
+
+async def at_rtt(serve: Serve, ca: LoopbackCA, rtt: float, args: argparse.Namespace,
+                 context: str, text: str) -> dict[tuple[str, str], list[Sample]]:
+    """Every scheme × way of sending a follow-up, through TLS and a delay proxy of `rtt` seconds, in turns
+    (the first round warms up: the link and the kept connection opened, not counted)."""
+    ws, http = urlsplit(serve.url), urlsplit(serve.http_url)
+    async with remote(ws.port or 80, rtt, ca.server) as wss, remote(http.port or 80, rtt, ca.server) as https:
+        async with ModelLink(f"wss://127.0.0.1:{wss}{ws.path}", ca_file=ca.ca_file, shown_url=None) as link:
+            url = f"https://127.0.0.1:{https}{http.path}"
+            kept, fresh = HttpClient(url, True, ca.client), HttpClient(url, False, ca.client)
+            streams = dict(zip(SCHEMES, (link_stream(link), fresh.stream, kept.stream)))
+            cells = [(scheme, sent_as) for scheme in SCHEMES for sent_as in SENT_AS]
+            got: dict[tuple[str, str], list[Sample]] = {cell: [] for cell in cells}
+            for rep in range(1 + args.rtt_reps):
+                turn = rep % len(cells)
+                for scheme, sent_as in cells[turn:] + cells[:turn]:
+                    samples = await chain(streams[scheme], sent_as == CONTINUED, context, args.follow_ups, text)
+                    if rep:
+                        got[(scheme, sent_as)] += samples
+            await kept.close()
+    return got
+
+
+async def rtt_section(serve: Serve, args: argparse.Namespace, text: str, tmp: Path) -> None:
+    """The three schemes at every `--rtts`: a table each, then the ratios beside the seed's claims."""
+    context, scripted = project_context(args.context_chars), args.first_token_ms + answer_ms(text, args.rate)
+    ca = LoopbackCA(tmp)
+    print(f"\nat a network's round trip: client ─TLS─▶ delay proxy (each chunk RTT/2 each way, a new connection one "
+          "RTT more) ─▶ TLS ends ─▶ flowedit serve; a test CA made now; follow-ups to a "
+          f"{len(context):,}-character context, medians of {args.rtt_reps} chains × {args.follow_ups} follow-ups; "
+          "overhead = completed − the stand-in's scripted time (answer + prefill)")
+    figures: dict[tuple[float, str, str], tuple[float, float]] = {}
+    for rtt_ms in args.rtts:
+        got = await at_rtt(serve, ca, rtt_ms / 1000, args, context, text)
+        print(f"\nRTT {rtt_ms:g} ms\n{'scheme':<18} {'follow-up sent as':<21} {'ttft ms':>8} {'completed ms':>12} "
+              f"{'prefill ms':>10} {'overhead ms':>11}")
+        for (scheme, sent_as), samples in got.items():
+            prefills = [new * args.prefill_us_per_token / 1000 for _, _, new in samples]
+            ttft = ms([first for first, _, _ in samples])
+            overhead = statistics.median(total * 1000 - scripted - p for (_, total, _), p in zip(samples, prefills))
+            figures[(rtt_ms, scheme, sent_as)] = ttft, overhead
+            print(f"{scheme:<18} {sent_as:<21} {ttft:>8.1f} {ms([total for _, total, _ in samples]):>12.1f} "
+                  f"{statistics.median(prefills):>10.1f} {overhead:>11.1f}")
+    print_ratios(figures, args.rtts)
+
+
+def print_ratios(figures: dict[tuple[float, str, str], tuple[float, float]], rtts: list[float]) -> None:
+    """ws link's medians against each https scheme's, as a change: follow-ups sent the same way on both
+    sides, then the seed's pairing (the WebSocket with previous_response_id against the whole context)."""
+    ws, fresh, kept = SCHEMES
+    pairs = [(sent_as, sent_as, sent_as) for sent_as in SENT_AS] + [(SEED_PAIRING, CONTINUED, SENT_AS[0])]
+    print("\nthe seed's claims: the persistent WebSocket and session reuse cut round-trip overhead by 80 % (−80 %) "
+          "and time to first token by half (−50 %)\nws link against https, the change of the median:")
+    print(f"{'RTT ms':>6}  {'follow-ups sent as':<44} {'overhead vs per request':>23} {'vs keep-alive':>13} "
+          f"{'ttft vs per request':>19} {'vs keep-alive':>13}")
+    for rtt in rtts:
+        for label, mine, theirs in pairs:
+            changes = [(figures[(rtt, ws, mine)][i] / figures[(rtt, other, theirs)][i] - 1) * 100
+                       for i in (1, 0) for other in (fresh, kept)]
+            cells = [f"{c:+.0f} %".replace("-", "−").rjust(width) for c, width in zip(changes, (23, 13, 19, 13))]
+            print(f"{rtt:>6g}  {label:<44} {' '.join(cells)}")
+
+
+def answer_ms(text: str, rate: float) -> float:
+    """The stand-in's scripted time from first to last token of `text` at `rate` (0: none)."""
+    return (len(tokenize(text)) - 1) / rate * 1000 if rate else 0.0
+
+
 def ms(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
-async def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=100, help="requests per path and answer size (default: %(default)s)")
     parser.add_argument("--warm-up", type=int, default=5, help="rounds not counted (default: %(default)s)")
@@ -230,42 +335,42 @@ async def main(argv: list[str] | None = None) -> int:
                         help="prefill cost for the follow-up rows (default: %(default)s)")
     parser.add_argument("--context-tokens", type=int, default=4000, help="the completion's context (default: %(default)s)")
     parser.add_argument("--prefill-reps", type=int, default=10, help="follow-ups of each kind (default: %(default)s)")
-    args = parser.parse_args(argv)
-    print(f"flowedit transport benchmark — scripted stand-in (not a model) at "
-          f"{'unlimited' if not args.rate else f'{args.rate:g} tok/s'}, first token after {args.first_token_ms:g} ms; "
-          f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-    print("HTTP client: minimal h11 + asyncio streams (this file); WebSocket client: flowedit's ModelLink")
-    print(f"medians of {args.reps} interleaved requests per path; overhead = request sent → response.completed "
-          "− the stand-in's scripted time\n")
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, text in (("short", answer(args.short_tokens)), ("long", build_answer(args.long_tokens))):
-            text_file = Path(tmp) / f"{label}.txt"
-            text_file.write_text(text, encoding="utf-8")
-            tokens = len(tokenize(text))
-            scripted = args.first_token_ms / 1000 + ((tokens - 1) / args.rate if args.rate else 0.0)
-            async with Serve(text_file, args) as serve:
-                got = await compare(serve, args.reps, args.warm_up, text)
-            for path in PATHS:
-                ttfts, totals = got[path]
-                rows.append((label, tokens, path, ms(ttfts), ms(totals), ms(totals) - scripted * 1000))
-        print(f"{'answer':<7} {'tokens':>6}  {'path':<20} {'ttft ms':>8} {'completed ms':>13} {'overhead ms':>12}")
-        for label, tokens, path, ttft, total, overhead in rows:
-            print(f"{label:<7} {tokens:>6}  {path:<20} {ttft:>8.3f} {total:>13.3f} {overhead:>12.3f}")
-        print()
-        for label in ("short", "long"):
-            cell = {path: (ttft, overhead) for name, _, path, ttft, _, overhead in rows if name == label}
-            fresh, kept = cell["http per request"], cell["http keep-alive"]
-            for path in ("ws link", "ws bare, no deflate"):
-                ws = cell[path]
-                print(f"{label}, {path}: WS overhead / HTTP-per-request overhead = {ws[1] / fresh[1]:.0%} "
-                      f"(target ≤ 20 %), / keep-alive {ws[1] / kept[1]:.0%}; WS TTFT / HTTP TTFT = "
-                      f"{ws[0] / fresh[0]:.0%} (per request), {ws[0] / kept[0]:.0%} (keep-alive)")
+    parser.add_argument("--rtts", type=lambda v: [float(x) for x in v.split(",") if x], default=[0, 20, 50, 100],
+                        help="round trips in ms for the delay proxy (default: 0,20,50,100)")
+    parser.add_argument("--rtt-reps", type=int, default=10, help="chains per scheme at each RTT (default: %(default)s)")
+    parser.add_argument("--follow-ups", type=int, default=4, help="follow-ups in a chain (default: %(default)s)")
+    parser.add_argument("--context-chars", type=int, default=6000,
+                        help="the context of the RTT rows, in characters (default: %(default)s)")
+    return parser.parse_args(argv)
 
-        text_file = Path(tmp) / "completion.txt"
-        text_file.write_text(answer(args.short_tokens), encoding="utf-8")
-        async with Serve(text_file, args, args.prefill_us_per_token) as serve:
-            follow = await follow_ups(serve, args)
+
+async def loopback_section(args: argparse.Namespace, tmp: Path) -> None:
+    """Every path of PATHS on loopback, short and long answers: the table and the ratio lines."""
+    rows = []
+    for label, text in (("short", answer(args.short_tokens)), ("long", build_answer(args.long_tokens))):
+        text_file = tmp / f"{label}.txt"
+        text_file.write_text(text, encoding="utf-8")
+        scripted = args.first_token_ms + answer_ms(text, args.rate)
+        async with Serve(text_file, args) as serve:
+            got = await compare(serve, args.reps, args.warm_up, text)
+        for path in PATHS:
+            ttfts, totals = got[path]
+            rows.append((label, len(tokenize(text)), path, ms(ttfts), ms(totals), ms(totals) - scripted))
+    print(f"{'answer':<7} {'tokens':>6}  {'path':<20} {'ttft ms':>8} {'completed ms':>13} {'overhead ms':>12}")
+    for label, tokens, path, ttft, total, overhead in rows:
+        print(f"{label:<7} {tokens:>6}  {path:<20} {ttft:>8.3f} {total:>13.3f} {overhead:>12.3f}")
+    print()
+    for label in ("short", "long"):
+        cell = {path: (ttft, overhead) for name, _, path, ttft, _, overhead in rows if name == label}
+        fresh, kept = cell["http per request"], cell["http keep-alive"]
+        for path in ("ws link", "ws bare, no deflate"):
+            ws = cell[path]
+            print(f"{label}, {path}: WS overhead / HTTP-per-request overhead = {ws[1] / fresh[1]:.0%} "
+                  f"(target ≤ 20 %), / keep-alive {ws[1] / kept[1]:.0%}; WS TTFT / HTTP TTFT = "
+                  f"{ws[0] / fresh[0]:.0%} (per request), {ws[0] / kept[0]:.0%} (keep-alive)")
+
+
+def print_follow_ups(follow: dict[str, tuple[list[int], list[float], list[int]]], args: argparse.Namespace) -> None:
     print(f"\nfollow-up: {args.context_tokens:,}-token context + {len(KEYSTROKES)} keystrokes, prefill "
           f"{args.prefill_us_per_token:g} µs per new input token, medians of {args.prefill_reps} "
           "(ws bytes: the response.create JSON, before deflate and framing)")
@@ -275,6 +380,25 @@ async def main(argv: list[str] | None = None) -> int:
         new = statistics.median(fresh)
         print(f"{key:<38} {statistics.median(sizes):>13,.0f} {new:>10,.0f} "
               f"{new * args.prefill_us_per_token / 1000:>10.3f} {ms(ttfts):>9.3f}")
+
+
+async def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    print(f"flowedit transport benchmark — scripted stand-in (not a model) at "
+          f"{'unlimited' if not args.rate else f'{args.rate:g} tok/s'}, first token after {args.first_token_ms:g} ms; "
+          f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print("HTTP client: minimal h11 + asyncio streams (this file); WebSocket client: flowedit's ModelLink")
+    print(f"medians of {args.reps} interleaved requests per path; overhead = request sent → response.completed "
+          "− the stand-in's scripted time\n")
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        await loopback_section(args, tmp)
+        text = answer(args.short_tokens)
+        (tmp / "completion.txt").write_text(text, encoding="utf-8")
+        async with Serve(tmp / "completion.txt", args, args.prefill_us_per_token) as serve:
+            print_follow_ups(await follow_ups(serve, args), args)
+            if args.rtts:
+                await rtt_section(serve, args, text, tmp)
     return 0
 
 

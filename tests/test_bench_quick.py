@@ -29,7 +29,8 @@ FIGURES = {
     "startup": ["bare pygls", "flowedit lsp − bare pygls"],
     "transport": ["ttft ms", "overhead ms", "http per request", "http keep-alive",
                   "WS overhead / HTTP-per-request overhead", "WS TTFT / HTTP TTFT", "request bytes",
-                  "whole again", "previous_response_id"],
+                  "whole again", "previous_response_id", "RTT 0 ms", "RTT 20 ms", "https per request",
+                  "https keep-alive", "the seed's claims", "overhead vs per request", "ttft vs per request"],
 }
 
 
