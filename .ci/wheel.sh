@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The package as users get it: build the wheel (python -m build), install THAT wheel into a fresh venv
-# (dependencies from the index), and run `flowedit --version` and `flowedit demo --quick` from it, outside
-# the checkout. Usage: .ci/wheel.sh [VENV_DIR]   (default: a temporary directory)
+# (dependencies from the index), and run `flowedit --version`, `flowedit demo --quick` and `flowedit eval
+# --quick` (nothing more installed) from it, outside the checkout.
+# Usage: .ci/wheel.sh [VENV_DIR]   (default: a temporary directory)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -19,4 +20,6 @@ wheel=$(ls "$work"/dist/flowedit-*.whl)
 cd "$work"   # not the checkout: the installed package alone
 "$work/venv/bin/flowedit" --version
 "$work/venv/bin/flowedit" demo --quick --no-color | tail -3
+# the quality harness after a plain install, outside a repository: the standard library's suite (~5 s)
+"$work/venv/bin/flowedit" eval --quick | tail -4
 echo "wheel ok: $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB)"

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from flowedit.quality import run as eval_run
+from flowedit.quality import suite
 from flowedit.quality.cases import lines
 from flowedit.quality.suite import without_copies
 
@@ -77,11 +78,40 @@ async def test_eval_on_a_git_repository_compares_engines_on_its_holes_and_the_ne
     assert {c["got"] for c in model["cases"] if c["kind"] != "next-edit" and c["got"]} <= {"limit"}
 
 
-def test_eval_quick_runs_the_held_out_default_suite():
+def test_eval_quick_runs_the_held_out_pinned_suite():
     """CI's proof of the harness: `flowedit eval --quick` on the pinned library and its older release."""
-    done = subprocess.run([sys.executable, "-m", "flowedit.cli", "eval", "--quick"], capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run([sys.executable, "-m", "flowedit.cli", "eval", "--quick", "--suite", "pinned"],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "more-itertools 10.7.0 (held out), next edits 10.5.0 → 10.7.0" in done.stdout, (done.stdout, done.stderr)
     for kind in ("body", "line", "span", "next-edit"):
         assert f"| embedded | {kind} | 5 |" in done.stdout, done.stdout
+
+
+def test_eval_quick_needs_nothing_installed_outside_a_repository(tmp_path: Path):
+    """Out of a git repository, with no suite installed: the standard library's modules, said so (CI's wheel
+    check runs the same after a plain install, .ci/wheel.sh)."""
+    done = subprocess.run([sys.executable, "-m", "flowedit.cli", "eval", "--quick", "--suite", "stdlib"],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"the standard library of Python {sys.version_info[0]}.{sys.version_info[1]}" in done.stdout
+    assert "compare only on the same Python" in done.stderr and "pip install more-itertools==10.7.0" in done.stderr
+    for kind in ("body", "line", "span"):
+        assert f"| embedded | {kind} | 5 |" in done.stdout, done.stdout
+
+
+def test_with_no_suite_named_the_run_takes_the_repository_it_is_in_else_what_is_installed(tmp_path: Path,
+                                                                                           monkeypatch):
+    repo, bare, plain = tmp_path / "repo", tmp_path / "docs-only", tmp_path / "plain"
+    for folder in (repo, bare, plain):
+        folder.mkdir()
+    for folder in (repo, bare):
+        _git(folder, "init", "-q")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "calc.py").write_text("def f():\n    return 1  # 中文\n", encoding="utf-8")
+    (bare / "README.md").write_text("no code\n", encoding="utf-8")
+    assert suite.choose(repo / "pkg") == ("workspace", repo.resolve())  # (from a folder inside it)
+    assert suite.choose(bare) == ("pinned", None) == suite.choose(plain)  # (the test extra installs it)
+    monkeypatch.setattr(suite, "pinned_installed", lambda: False)
+    assert suite.choose(plain) == ("stdlib", None)
+    assert {path for path, _ in suite.stdlib_suite()} == {f"{name}.py" for name in suite.STDLIB_SUITE}

@@ -26,8 +26,8 @@ from typing import Any
 from flowedit.quality import cases as case_builders
 from flowedit.quality.cases import Hole, NextEditCase
 from flowedit.quality.metrics import Outcome, summarize, table
-from flowedit.quality.suite import SUITE, SUITE_OLD, SUITE_VERSION, SuiteError, default_changes, git_changes, \
-    installed_suite, repo_sources, without_copies
+from flowedit.quality.suite import PINNED_HOWTO, SUITE, SUITE_OLD, SUITE_VERSION, SuiteError, choose, \
+    default_changes, git_changes, installed_suite, repo_sources, stdlib_suite, without_copies
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flowedit" / "eval"
 KINDS = ("body", "line", "span", "next-edit")
@@ -35,8 +35,12 @@ KINDS = ("body", "line", "span", "next-edit")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, default=None,
-                        help=f"a repository to punch holes in (its git history gives the next edits); default: "
-                        f"the held-out suite, {SUITE} {SUITE_VERSION} and its change from {SUITE_OLD}")
+                        help="a repository to punch holes in (its git history gives the next edits)")
+    parser.add_argument("--suite", choices=("auto", "workspace", "pinned", "stdlib"), default="auto",
+                        help=f"without --repo: 'workspace' (the git repository this runs in), 'pinned' (held out, "
+                        f"figures that compare: {SUITE} {SUITE_VERSION} and its change from {SUITE_OLD}), 'stdlib' "
+                        "(modules of this Python's standard library: nothing to install, no next edits); 'auto' "
+                        "(default): workspace if in one, else pinned if installed, else stdlib")
     parser.add_argument("--cases", type=int, default=40, help="completion cases of each kind (body, line, span)")
     parser.add_argument("--next-edits", type=int, default=40, help="next-edit cases")
     parser.add_argument("--quick", action="store_true", help="5 cases of each kind: proves the harness (CI)")
@@ -58,11 +62,22 @@ def run(args: argparse.Namespace) -> int:
     if args.quick:
         args.cases, args.next_edits = 5, 5
     try:
-        if args.repo is not None:
-            root = args.repo.resolve()
+        kind, root = ("repo", args.repo.resolve()) if args.repo is not None else (args.suite, None)
+        if kind == "auto":
+            kind, root = choose(Path.cwd())
+        elif kind == "workspace":
+            root = choose(Path.cwd())[1]
+            if root is None:
+                raise SuiteError("--suite workspace: this folder is not in a git repository with Python files")
+        if root is not None:
             if not root.is_dir():
                 raise SuiteError(f"--repo {args.repo}: not a folder")
             sources, changes, suite = without_copies(repo_sources(root)), git_changes(root), f"repository {root}"
+        elif kind == "stdlib":
+            sources, changes = stdlib_suite(), []
+            suite = f"the standard library of Python {sys.version_info[0]}.{sys.version_info[1]} (no next edits)"
+            print(f"flowedit eval: figures of this suite compare only on the same Python; {PINNED_HOWTO}",
+                  file=sys.stderr)
         else:
             sources, suite = installed_suite(), f"{SUITE} {SUITE_VERSION} (held out)"
             try:

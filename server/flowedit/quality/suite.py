@@ -2,10 +2,15 @@
 
 - A repository the user names: its Python files (holes), and the changes of its last commits (next edits)
   when it is a git repository.
-- The default suite, held out (the harness was never tuned on it): a pinned release of a well-known
+- The pinned suite, held out (the harness was never tuned on it): a pinned release of a well-known
   pure-Python library installed in this environment (`more-itertools`, in the test extra), and for next
   edits the diff from an older pinned release of it, fetched once from PyPI into the cache (pip) — read
-  from the wheel, never installed.
+  from the wheel, never installed. Its figures compare across machines and engines.
+- The standard library's suite: a fixed list of pure-Python modules of the running Python, which every
+  install has (no next edits: no history). Comparable only on the same Python version.
+
+With no choice made (`choose`): the git repository the command runs in, else the pinned suite if it is
+installed, else the standard library's.
 """
 
 from __future__ import annotations
@@ -13,15 +18,23 @@ from __future__ import annotations
 import importlib.metadata
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
 SUITE = "more-itertools"
 SUITE_VERSION = "10.7.0"  # installed (pyproject's test extra pins it)
 SUITE_OLD = "10.5.0"  # next edits: the change from this release to SUITE_VERSION
+# pure-Python modules every CPython install has (the same list on 3.10-3.14), each with functions to punch
+STDLIB_SUITE = ("bisect", "calendar", "colorsys", "difflib", "fnmatch", "fractions", "heapq", "shlex",
+                "statistics", "textwrap")
 MAX_FILE_BYTES = 256 * 1024
 SKIPPED_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", "site-packages", ".tox",
                 "build", "dist", ".mypy_cache", ".pytest_cache"}
+
+
+PINNED_HOWTO = (f"`pip install {SUITE}=={SUITE_VERSION}` (the test extra has it) for figures that compare, or "
+                "name a repository with --repo")
 
 
 class SuiteError(Exception):
@@ -76,17 +89,56 @@ def git_changes(root: Path, commits: int = 40) -> list[tuple[str, str, str]]:
     return out
 
 
+def work_tree(folder: Path) -> Path | None:
+    """The top of the git work tree `folder` lies in (None: not in one, or no git)."""
+    try:
+        done = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], capture_output=True,
+                              text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+
+
+def pinned_installed() -> bool:
+    try:
+        return importlib.metadata.version(SUITE) == SUITE_VERSION
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
+def choose(cwd: Path) -> tuple[str, Path | None]:
+    """What a run with no suite named measures: ("workspace", its root) — the git repository `cwd` lies in,
+    if it holds Python files —, else ("pinned", None) if that suite is installed, else ("stdlib", None)."""
+    root = work_tree(cwd)
+    if root is not None and any(repo_sources(root)):
+        return "workspace", root
+    return ("pinned", None) if pinned_installed() else ("stdlib", None)
+
+
+def stdlib_suite() -> list[tuple[str, str]]:
+    """STDLIB_SUITE's files as this Python has them: (file name, text)."""
+    folder = Path(sysconfig.get_paths()["stdlib"])
+    out = []
+    for name in STDLIB_SUITE:
+        try:
+            out.append((f"{name}.py", (folder / f"{name}.py").read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue  # (a trimmed Python): the suite is what is there
+    if not out:
+        raise SuiteError(f"the standard library's suite is not readable in {folder}: name a repository with --repo")
+    return out
+
+
 def installed_suite() -> list[tuple[str, str]]:
     """The default suite's files, as installed: (path inside the package, text)."""
     try:
         dist = importlib.metadata.distribution(SUITE)
     except importlib.metadata.PackageNotFoundError:
-        raise SuiteError(f"the default suite is {SUITE} {SUITE_VERSION}, which is not installed here: "
-                         f"`pip install {SUITE}=={SUITE_VERSION}` (the test extra has it), or name a repository "
-                         "with --repo") from None
+        raise SuiteError(f"the pinned suite is {SUITE} {SUITE_VERSION}, which is not installed here: "
+                         f"{PINNED_HOWTO}") from None
     if dist.version != SUITE_VERSION:
-        raise SuiteError(f"the default suite is {SUITE} {SUITE_VERSION}, and {dist.version} is installed: "
-                         f"`pip install {SUITE}=={SUITE_VERSION}`, or name a repository with --repo")
+        raise SuiteError(f"the pinned suite is {SUITE} {SUITE_VERSION}, and {dist.version} is installed: "
+                         f"{PINNED_HOWTO}")
     out = []
     for file in dist.files or []:
         if file.suffix == ".py" and "__pycache__" not in file.parts:
