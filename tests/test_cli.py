@@ -18,12 +18,12 @@ BENCHES = sorted(p.name.removesuffix("_bench.py") for p in (Path(__file__).paren
 
 def test_every_subcommand_is_registered():
     choices = build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001 - argparse has no public way
-    assert set(choices) == {"serve", "lsp", "demo", "eval", "bench"}
+    assert set(choices) == {"serve", "lsp", "demo", "eval", "doctor", "bench"}
 
 
 def test_python_dash_m_runs_the_same_entry_point():
     out = subprocess.run([sys.executable, "-m", "flowedit.cli", "--help"], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0 and "{serve,lsp,demo,eval,bench}" in out.stdout
+    assert out.returncode == 0 and "{serve,lsp,demo,eval,doctor,bench}" in out.stdout
 
 
 @pytest.mark.parametrize("name", BENCHES)

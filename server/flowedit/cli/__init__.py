@@ -1,4 +1,5 @@
-"""`flowedit` command line: `lsp` (stdio language server), `serve` (WebSocket gateway), `demo`, `eval`, `bench`."""
+"""`flowedit` command line: `lsp` (stdio language server), `serve` (WebSocket gateway), `demo`, `eval`, `doctor`,
+`bench`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ COMMANDS = {  # name: (help, the module whose add_arguments defines it)
     "lsp": ("run the language server over stdio", "flowedit.lsp.main"),
     "demo": ("run the whole path in this terminal", "flowedit.cli.demo"),
     "eval": ("measure how good the suggestions are, through the real server", "flowedit.quality.run"),
+    "doctor": ("check this setup end to end: engines, endpoints, keys, first tokens; what fixes a problem",
+               "flowedit.cli.doctor"),
 }
 
 

@@ -1,5 +1,6 @@
 """The `workspace/executeCommand` handlers of rewrites (start, interrupt, redirect, continue, revert) and of
-next edits (accept, dismiss, accepted as ghost text), and `flowedit/cursor`: thin glue over the features.
+next edits (accept, dismiss, accepted as ghost text), the setup check, and `flowedit/cursor`: thin glue over
+the features.
 
 What they need is imported when they run (the server answers `initialize` without it). `ls` is the
 `FloweditServer`, left unannotated: pygls reads a command handler's type hints when it runs.
@@ -15,6 +16,7 @@ from flowedit.lsp import convert
 
 NEXT_EDIT_ACCEPT, NEXT_EDIT_DISMISS = "flowedit.acceptNextEdit", "flowedit.dismissNextEdit"
 NEXT_EDIT_ACCEPTED, NEXT_EDIT_CURSOR = "flowedit.nextEditAccepted", "flowedit/cursor"
+CHECK_SETUP = "flowedit.checkSetup"
 
 
 def register(server: Any) -> None:
@@ -108,6 +110,22 @@ def register(server: Any) -> None:
 
         a: NextEditArgs = parse(NextEditArgs, args)
         ls.next_edits.accepted_inline(a.uri, a.id)
+
+    @server.command(CHECK_SETUP)
+    async def check_setup(ls, *args: Any) -> dict[str, Any]:
+        """The setup checked end to end (lsp/checkup.py): the report, its text in the log, and one message
+        (a warning with each problem, else that there is none) for editors that show nothing else."""
+        import logging
+
+        from lsprotocol import types as lsp
+
+        from flowedit.lsp.checkup import check_setup as check
+
+        report = await check(ls)
+        logging.getLogger("flowedit.lsp.checkup").info("%s", report["text"])
+        ls.window_show_message(lsp.ShowMessageParams(
+            type=lsp.MessageType.Info if report["ok"] else lsp.MessageType.Warning, message=report["summary"]))
+        return report
 
     @server.feature(NEXT_EDIT_CURSOR)
     def cursor(ls, params: Any) -> None:
