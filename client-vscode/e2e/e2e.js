@@ -162,13 +162,48 @@ async function openFile(page, name, marker) {
   await page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first().click();
   await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: marker }).waitFor({ timeout: 15000 });
 }
+// ---------------------------------------------------------------- CPU of the processes around a rewrite
+/** Clock ticks per second of /proc/PID/stat's utime and stime (100 on Linux). */
+const CLK_TCK = (() => {
+  try { return Number(require('child_process').execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100; }
+  catch { return 100; }
+})();
+const procRead = (pid, what) => { try { return fs.readFileSync(`/proc/${pid}/${what}`, 'utf8'); } catch { return ''; } };
+/** utime + stime of a process in ms; null once it is gone. (The name in field 2 may hold spaces: what
+ *  follows its ')' is state, ppid, ... with utime and stime the 12th and 13th.) */
+function cpuMs(pid) {
+  const stat = procRead(pid, 'stat');
+  if (!stat) return null;
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 1000 / CLK_TCK;
+}
+/** The extension host of this run's code-server (its command line says --type=extensionHost; its
+ *  environment carries this run's trace file, so another run's on the same machine is not taken), and
+ *  the FlowEdit server it started (a child whose command line runs `lsp`). */
+function rewriteProcesses() {
+  const pids = fs.readdirSync('/proc').filter(d => /^\d+$/.test(d));
+  const cmd = pid => procRead(pid, 'cmdline').split('\0').join(' ');
+  const extHost = pids.find(pid => /--type=extensionHost/.test(cmd(pid))
+    && procRead(pid, 'environ').split('\0').includes(`FLOWEDIT_VSCODE_TEST_TRACE=${cfg.trace}`));
+  const ppid = pid => { const s = procRead(pid, 'stat'); return s ? s.slice(s.lastIndexOf(')') + 2).split(' ')[1] : ''; };
+  const server = extHost && pids.find(pid => ppid(pid) === extHost && /(flowedit\.cli|launch\.py) lsp\b/.test(cmd(pid)));
+  return { extHost, server };
+}
+/** CPU ms of those processes now (null where one was not found). */
+function cpuNow(procs) {
+  return { extHost: procs.extHost ? cpuMs(procs.extHost) : null, server: procs.server ? cpuMs(procs.server) : null };
+}
+const cpuSpent = (a, b) => (a === null || b === null ? null : Math.round(b - a));
+
 const ghostText = page => page.locator('.editor-instance .monaco-editor [class*="ghost-text"]');
 const lineOf = (text, n) => text.split(/\r\n|\r|\n/)[n];
-async function startRewrite(page, instruction) {
+/** Rewrite Selection… with `instruction`; `beforeEnter()` runs just before the Enter that starts it. */
+async function startRewrite(page, instruction, beforeEnter = () => undefined) {
   await runCommand(page, 'FlowEdit: Rewrite Selection');
   await page.locator('.quick-input-widget .monaco-list-row', { hasText: cfg.presetTitle }).first().waitFor({ timeout: 10000 });
   await page.keyboard.type(instruction, { delay: 5 });
   await page.locator('.quick-input-widget .monaco-list-row', { hasText: instruction }).first().waitFor({ timeout: 10000 });
+  beforeEnter();
   await page.keyboard.press('Enter');
 }
 /** The lightbulb's code action "Rewrite selection…" (the Refactor… menu lists the same actions): it must
@@ -284,7 +319,14 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
       const r = results.steps[step] = {};
       await selectLines(page, cfg.selection.fromLine, cfg.selection.toLine);
       const mark = trace().length;
-      await startRewrite(page, cfg.instruction);
+      // the CPU the rewrite costs the extension host (and the server): utime+stime from just before the
+      // Enter that starts it to the end of the rewrite in the status bar
+      const procs = rewriteProcesses();
+      r.extHostPid = procs.extHost ? Number(procs.extHost) : null;
+      r.serverPid = procs.server ? Number(procs.server) : null;
+      r.frameMs = cfg.frameMs ?? null;  // the server's rewrite.frame_ms (null: its default)
+      let cpuBefore, startedAt;
+      await startRewrite(page, cfg.instruction, () => { cpuBefore = cpuNow(procs); startedAt = Date.now(); });
       const w = await watchRewrite(page, mark, t => t === cfg.expected, '2-rewrite');
       r.intermediateStates = new Set(w.seen.filter(t => t !== cfg.expected && t !== cfg.original)).size;
       r.changes = w.seen.length;
@@ -294,6 +336,15 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
       r.liveStatuses = [...new Set(trace().slice(mark).filter(e => e.event === 'status' && /sync~spin/.test(e.text) && /tok\/s/.test(e.text)).map(e => e.text))];
       r.pageStatuses = w.statuses.filter(s => /tok\/s/.test(s));
       await until('the rewrite to end in the status bar', async () => !/sync~spin|\u21bb/.test(lastStatus()) && /tok\/s/.test(lastStatus()), 15000);
+      const cpuAfter = cpuNow(procs);
+      r.rewriteMs = Date.now() - startedAt;
+      r.extHostCpuMs = cpuSpent(cpuBefore.extHost, cpuAfter.extHost);
+      r.serverCpuMs = cpuSpent(cpuBefore.server, cpuAfter.server);
+      // each applied edit is one change of the document (the trace's change events, up to the exact answer)
+      const applied = changesSince(mark);
+      r.editsApplied = applied.findIndex(e => e.text === cfg.expected) + 1 || applied.length;
+      log('rewrite CPU: extension host', r.extHostCpuMs, 'ms, server', r.serverCpuMs, 'ms for', r.editsApplied,
+          'applied edits in', r.rewriteMs, 'ms (frame_ms', r.frameMs ?? 'default', '; pids', r.extHostPid, r.serverPid, ')');
       r.statusAfter = await statusText(page);
       r.shot = await shot(page, '2-rewrite-final');
       // the streamed block is not left selected: the cursor at its end (the next key must not replace it)

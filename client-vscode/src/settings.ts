@@ -20,6 +20,7 @@ export interface ServerSettings {
     diff_threshold_lines: number;
     context_tokens: number;
     presets: Preset[] | null;
+    frame_ms: number | null;
   };
 }
 
@@ -43,6 +44,8 @@ export type SettingReader = (key: string) => unknown;
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 const int = (v: unknown, fallback: number, min: number): number =>
   typeof v === 'number' && Number.isInteger(v) && v >= min ? v : fallback;
+const ms = (v: unknown, max: number): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= max ? v : undefined;
 const oneOf = <T extends string>(v: unknown, allowed: readonly T[], fallback: T): T =>
   allowed.includes(v as T) ? (v as T) : fallback;
 
@@ -68,6 +71,7 @@ export function toServerSettings(get: SettingReader): ServerSettings {
       diff_threshold_lines: int(get('rewrite.diffThresholdLines'), 40, 1),
       context_tokens: int(get('rewrite.contextTokens'), 2000, 0),
       presets: presets(get('rewrite.presets')) ?? null,
+      frame_ms: ms(get('rewrite.frameMs'), 1000) ?? null,
     },
     endpoint: text(get('endpoint')) ?? null,
     model: text(get('model')) ?? null,

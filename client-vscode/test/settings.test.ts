@@ -9,7 +9,7 @@ test('unset settings are sent as null: the server goes back to its command line,
   assert.deepEqual(toServerSettings(reader({})), {
     endpoint: null, model: null, upstream: null, exclude: null,
     api_key_env: 'OPENAI_API_KEY', multiplex: 'auto', inline: { enabled: true }, next_edit: { enabled: true },
-    rewrite: { mode: 'auto', diff_threshold_lines: 40, context_tokens: 2000, presets: null },
+    rewrite: { mode: 'auto', diff_threshold_lines: 40, context_tokens: 2000, presets: null, frame_ms: null },
   });
 });
 
@@ -17,24 +17,27 @@ test('contributed settings map to the server names', () => {
   const s = toServerSettings(reader({
     endpoint: ' ws://127.0.0.1:9/v1/responses ', model: 'scripted', upstream: 'openai', apiKeyEnv: 'MY_KEY',
     multiplex: 'off', exclude: ['*.secret', 3], 'inline.enabled': false, 'nextEdit.enabled': false, 'rewrite.mode': 'diff',
-    'rewrite.diffThresholdLines': 10, 'rewrite.contextTokens': 0,
+    'rewrite.diffThresholdLines': 10, 'rewrite.contextTokens': 0, 'rewrite.frameMs': 0,
     'rewrite.presets': [{ title: 'Shout', instruction: 'Use capitals.' }, { title: '', instruction: 'x' }, 'bad'],
   }));
   assert.deepEqual(s, {
     endpoint: 'ws://127.0.0.1:9/v1/responses', model: 'scripted', upstream: 'openai', api_key_env: 'MY_KEY',
     multiplex: 'off', exclude: ['*.secret'], inline: { enabled: false }, next_edit: { enabled: false },
     rewrite: { mode: 'diff', diff_threshold_lines: 10, context_tokens: 0,
-               presets: [{ title: 'Shout', instruction: 'Use capitals.' }] },
+               presets: [{ title: 'Shout', instruction: 'Use capitals.' }], frame_ms: 0 },
   });
 });
 
 test('invalid values fall back to defaults instead of reaching the server', () => {
   const s = toServerSettings(reader({ multiplex: 'sometimes', 'rewrite.mode': 42, 'rewrite.diffThresholdLines': 0,
-                                      'rewrite.contextTokens': 1.5, endpoint: '', apiKeyEnv: '  ' }));
+                                      'rewrite.contextTokens': 1.5, 'rewrite.frameMs': -1, endpoint: '', apiKeyEnv: '  ' }));
   assert.equal(s.multiplex, 'auto');
   assert.equal(s.rewrite.mode, 'auto');
   assert.equal(s.rewrite.diff_threshold_lines, 40);
   assert.equal(s.rewrite.context_tokens, 2000);
+  assert.equal(s.rewrite.frame_ms, null);  // the server's own (16.7 ms)
+  assert.equal(toServerSettings(reader({ 'rewrite.frameMs': 1e308 })).rewrite.frame_ms, null);
+  assert.equal(toServerSettings(reader({ 'rewrite.frameMs': 33.3 })).rewrite.frame_ms, 33.3);
   assert.equal(s.api_key_env, 'OPENAI_API_KEY');
   assert.equal(s.endpoint, null);  // cleared: null, so the server drops the value it had
 });

@@ -245,6 +245,11 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
         # (the driver reads the server's INFO lines: how each rewrite ended)
         base = {**QUIET, "flowedit.server.python": sys.executable, "flowedit.model": "scripted",
                 "flowedit.server.logLevel": "info"}
+        # FLOWEDIT_E2E_FRAME_MS: the server's rewrite.frame_ms for this run (0: one edit per round trip), to
+        # compare what a rewrite costs the extension host; unset: the server's default
+        frame_ms = float(os.environ["FLOWEDIT_E2E_FRAME_MS"]) if os.environ.get("FLOWEDIT_E2E_FRAME_MS") else None
+        if frame_ms is not None:
+            base["flowedit.rewrite.frameMs"] = frame_ms
         # 10: another interpreter for the server, set while it runs: a wrapper that notes each start
         marker, wrapper = OUT / "python-switch.log", OUT / "python-wrapper.sh"
         wrapper.write_text(f'#!/bin/sh\necho "$*" >> {marker}\nexec {sys.executable} "$@"\n')
@@ -307,7 +312,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
             "endpointDown": {"settings": {**base, "flowedit.endpoint": down}, "endpoint": down},
             "trace": str(OUT / "trace.jsonl"), "shots": str(OUT / "shots"), "results": str(OUT / "results.json"),
             "logs": str(OUT / "ud" / "logs"),
-            "chromium": CHROMIUM,
+            "chromium": CHROMIUM, "frameMs": frame_ms,
         }
         (OUT / "config.json").write_text(json.dumps(config, indent=2))
         async with CodeServer(_clean_env(FLOWEDIT_VSCODE_TEST_TRACE=config["trace"]), OUT / "code-server.log") as cs:
@@ -327,7 +332,10 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     results["code_server"] = (OUT / "version.log").read_text(errors="replace").splitlines()[-1]
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
     print(out.decode(errors="replace"))
-    print(json.dumps({"timings": timings, "code_server": results["code_server"],
+    rewrite = results["steps"].get("2-rewrite", {})
+    # what step 2's rewrite cost (utime+stime around it): figures to compare, never a threshold
+    rewrite_cpu = {k: rewrite.get(k) for k in ("frameMs", "extHostCpuMs", "serverCpuMs", "editsApplied", "rewriteMs")}
+    print(json.dumps({"timings": timings, "code_server": results["code_server"], "rewrite_cpu": rewrite_cpu,
                       "notifications_during_revert": results["steps"].get("4-revert", {}).get("notifications")}))
 
     steps = results["steps"]
@@ -345,6 +353,9 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     texts = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["fileUri"]]
     assert config["expected"] in texts and texts[-1] == ORIGINAL
     assert steps["2-rewrite"]["intermediateStates"] >= 3
+    # the rewrite's CPU was measured (the extension host's and the server's, from /proc), and its edits counted
+    assert all(isinstance(rewrite_cpu[k], (int, float)) and rewrite_cpu[k] > 0
+               for k in ("extHostCpuMs", "serverCpuMs", "editsApplied")), rewrite_cpu
     # one undo step per rewrite, and the block not left selected
     assert steps["2-rewrite"]["oneUndo"] and steps["2-rewrite"]["oneRedo"], steps["2-rewrite"]
     assert steps["2-rewrite"]["cursorAfter"] == config["cursorAfter"], steps["2-rewrite"]
