@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -157,3 +158,21 @@ async def test_chat_completion_infill_and_cancel_against_llama_cpp(tmp_path: Pat
             assert [d async for d in engine.stream(wire.ResponseCreate(input="again", max_output_tokens=4, temperature=0.0))]
     server_log = log.read_text(errors="replace")  # complete now: the server has exited
     assert "cancel task" in server_log, server_log[-3000:]
+
+
+async def test_a_warm_up_is_a_zero_token_request_llama_cpp_accepts(tmp_path: Path) -> None:
+    model, log = tmp_path / "tiny.gguf", tmp_path / "server.log"
+    write_tiny_llama(model)
+    complete = wire.ResponseCreate(input="x", flowedit={"task": "complete", "prefix": "def area(w, h):\n" * 8,
+                                                        "suffix": "\n", "max_tokens": 5})
+    async with llama_server(model, log) as url:
+        for fim in ("infill", "suffix"):  # /infill with n_predict 0, /v1/completions with max_tokens 0
+            async with UpstreamEngine(url, "tiny", fim=fim) as engine:
+                async with asyncio.timeout(TIMEOUT):
+                    await engine.warm(complete)
+                    assert engine.warms, log.read_text(errors="replace")[-2000:]  # not refused
+                    assert [d async for d in engine.stream(complete)]  # and the completion after it is served
+    server_log = log.read_text(errors="replace")  # complete now: the server has exited
+    evaluated = [int(n) for n in re.findall(r"prompt eval time = .*?/\s*(\d+) tokens", server_log)]
+    # each warm-up read the whole prompt; the completion after it found it in the KV cache (cache_prompt)
+    assert len(evaluated) == 4 and min(evaluated[0::2]) > 100 and max(evaluated[1::2]) <= 2, evaluated

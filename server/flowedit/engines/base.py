@@ -6,6 +6,10 @@ Exceptions an engine may raise from `stream()`:
     ├── EngineError       a protocol error for that lane only (`error` event with its code; lane ends)
     └── DropConnection    fault injection: the gateway aborts the whole TCP connection
 
+A request with `generate: false` (a warm-up) is not streamed: the gateway hands it to the engine's optional
+`warm(request)` coroutine (read the input into whatever cache it has, generate nothing; `read_only`), answers
+with a completed response holding no output, and remembers its input for a continuation.
+
 A request that continues an earlier response (`previous_response_id`) reaches the engine resolved, as a
 `Continuation`: its `input` holds the earlier input, the earlier output and the new input, and it says
 how many of those tokens the server has read already (`cached_tokens`, a real server's warm cache).
@@ -52,6 +56,14 @@ def input_tokens(request: wire.ResponseCreate) -> int:
 def new_input_tokens(request: wire.ResponseCreate) -> int:
     """The input tokens an engine has not read before: all of them, but a continuation's new ones only."""
     return request.new_tokens if isinstance(request, Continuation) else input_tokens(request)
+
+
+async def read_only(engine: object, request: wire.ResponseCreate) -> None:
+    """Have `engine` read `request`'s input without answering (`generate: false`): its `warm(request)` if it
+    has one (the stand-in charges its prefill, the bridge fills its upstream's prompt cache); else nothing."""
+    warm = getattr(engine, "warm", None)
+    if warm is not None:
+        await warm(request)
 
 
 @runtime_checkable

@@ -2,7 +2,8 @@
 
     response.created → response.in_progress → response.output_text.delta × n →
     response.output_text.done → response.completed
-    (interrupted: response.interrupt.accepted → response.incomplete {reason: interrupted};
+    (a warm-up, `generate: false`: the engine reads the input, response.completed with no output;
+     interrupted: response.interrupt.accepted → response.incomplete {reason: interrupted};
      cut at max_output_tokens: response.incomplete; engine error: one `error` event)
 
 handed to a `send` coroutine — the gateway's WebSocket lanes and its HTTP listener (Server-Sent Events)
@@ -31,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from flowedit.engines.base import Continuation, DropConnection, Engine, EngineError, input_tokens
+from flowedit.engines.base import Continuation, DropConnection, Engine, EngineError, input_tokens, read_only
 from flowedit.engines.habits import Reasoning
 from flowedit.model import wire
 
@@ -82,6 +83,11 @@ class ResponseRun:
         return "".join(self.deltas)
 
     @property
+    def generates(self) -> bool:
+        """Whether an answer is asked for (a warm-up, `generate: false`, reads the input only)."""
+        return self.request.generate is not False
+
+    @property
     def continuable(self) -> bool:
         """Whether a later request may continue it: completed, or interrupted (with what it had said)."""
         return self.completed or self.interrupt is not None
@@ -114,6 +120,9 @@ class ResponseRun:
 
     async def _forward(self) -> None:
         """Forward the engine's deltas; runs as its own task so that an interrupt can cancel it."""
+        if not self.generates:
+            await read_only(self._engine, self.request)
+            return
         stream = self._engine.stream(self.request)
         limit = self.request.max_output_tokens
         try:
@@ -170,6 +179,9 @@ class ResponseRun:
             await self._send(self._lifecycle(
                 "response.incomplete", "incomplete", incomplete_details={"reason": self._cut},
                 output=self._output(text, "incomplete")))
+        elif failure is None and not self.generates:
+            await self._send(self._lifecycle("response.completed", "completed", output=[]))
+            self.completed = True
         elif failure is None:
             await self._send(wire.OutputTextDone(item_id=self.item_id, text=text, stream_id=self.stream_id,
                                                  logprobs=[], output_index=self._index))
@@ -290,9 +302,10 @@ class History:
 
     def remember(self, run: ResponseRun) -> None:
         """Keep a completed or interrupted response (the oldest go first when over a bound; one larger
-        than `each` bytes is not kept); an interrupt that discards partial items leaves its input only."""
-        discarded = run.interrupt is not None and run.interrupt.mode == "discard_partial_items"
-        items = [*_items(run.request.input), *([] if discarded else [{"role": "assistant", "content": run.text}])]
+        than `each` bytes is not kept); a warm-up, or an interrupt that discards partial items, leaves its
+        input only."""
+        answered = run.generates and not (run.interrupt is not None and run.interrupt.mode == "discard_partial_items")
+        items = [*_items(run.request.input), *([{"role": "assistant", "content": run.text}] if answered else [])]
         size = _footprint(items, run.request.flowedit, limit=self.pool.each)
         if size > self.pool.each:
             return

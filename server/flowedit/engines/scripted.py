@@ -3,7 +3,8 @@
 It is what the demo, the benchmarks and the tests talk to when no model is at hand: every request is
 answered with the same text (from `--text-file`), cut into ≈ 4-character tokens, after `first_token_ms`
 plus a prefill cost of `prefill_us_per_token` per input token it has not read before (a continuation's
-earlier turns are cached: `base.new_input_tokens`), at `rate` tokens per second. It can misbehave on purpose (`Fault`): drop the connection, fail the
+earlier turns are cached: `base.new_input_tokens`), at `rate` tokens per second; a warm-up (`generate: false`)
+takes that prefill and answers nothing (`warm`). It can misbehave on purpose (`Fault`): drop the connection, fail the
 lane with an `error` event, or stall forever, after N tokens; and it can answer with real models' habits
 (`habits`, engines/habits.py: fences, prose, dedent, repeated surroundings, runaway, reasoning first, …).
 
@@ -135,6 +136,12 @@ class ScriptedEngine:
     def prefill_seconds(self, request: wire.ResponseCreate) -> float:
         """The prefill cost of `request`: its input tokens not read before, at `prefill_us_per_token`."""
         return new_input_tokens(request) * self.prefill_us_per_token / 1e6
+
+    async def warm(self, request: wire.ResponseCreate) -> None:
+        """A warm-up (`generate: false`): read the input (its prefill, on the same clock), write nothing."""
+        delay = self.prefill_seconds(request)
+        if delay > 0:
+            await self._sleep(delay)  # ok: the stand-in's reading time is its whole point
 
     async def stream(self, request: wire.ResponseCreate) -> AsyncIterator[str]:
         """Yield the scripted text token by token, on schedule, firing the first fault that is due."""

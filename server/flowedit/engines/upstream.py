@@ -15,6 +15,11 @@ LM Studio), so that the gateway can serve a real language model.
                         is the prompt Zed's Zeta was trained on (core/nextedit.py), for vLLM/SGLang/Ollama
                         serving it; any other text holds {events} and {excerpt}
 
+A warm-up (`generate: false`, `warm`) of a completion asks the same endpoint for nothing: the same body with
+`stream: false`, `cache_prompt: true` and a zero limit (`n_predict: 0` on /infill, `max_tokens: 0` elsewhere),
+as llama.vim warms llama.cpp's KV cache while the user reads; best effort: an upstream that refuses it (vLLM
+wants max_tokens >= 1) is not asked again, one that fails is said in the log only.
+
 Every answer is streamed (`stream: true`) and decoded by the sans-I/O `sse.SSEDecoder`. One pooled
 keep-alive HTTP client per engine, Nagle off on every socket (docs/protocol.md §2: with Nagle and delayed
 ACK each request costs ≈ 44 ms on loopback). When the gateway cancels `stream()` (interrupt, closed
@@ -127,6 +132,7 @@ class UpstreamEngine:
         # proxies from the environment are for remote servers; a loopback upstream is always reached directly
         self._trust_env = not loopback(parts.hostname or "")
         self._client: httpx2.AsyncClient | None = None
+        self.warms = True  # whether warm-ups are sent (off once the upstream refused one)
         self._detected: asyncio.Future[FimMode] | None = None
 
     def __repr__(self) -> str:
@@ -197,6 +203,26 @@ class UpstreamEngine:
             async with aclosing(self._answer("/v1/chat/completions", self._chat_body(request))) as answer:
                 async for text in answer:
                     yield text
+
+    async def warm(self, request: wire.ResponseCreate) -> None:
+        """`generate: false`: have the upstream read a completion's prompt into its cache, generating nothing
+        (other tasks: nothing is sent)."""
+        ext: dict[str, Any] = request.flowedit or {}
+        prefix, suffix = ext.get("prefix"), ext.get("suffix", "")
+        if not self.warms or ext.get("task") != "complete" or not isinstance(prefix, str) or not isinstance(suffix, str):
+            return
+        try:
+            mode = self.fim if self.fim != "auto" else await self._detect_fim()
+            path, body = self._completion(mode, request, prefix, suffix)
+            body = {**body, "stream": False, "cache_prompt": True, "n_predict" if path == "/infill" else "max_tokens": 0}
+            response = await self.http.post(self.base_url + path, json=body)
+        except (EngineError, httpx2.HTTPError) as exc:
+            log.info("warming the upstream %s failed: %s", self._shown_url, getattr(exc, "message", None) or _reason(exc))
+            return
+        if 400 <= response.status_code < 500:
+            self.warms = False
+            log.info("the upstream %s refused a zero-token request (HTTP %d): no more warm-ups", self._shown_url,
+                     response.status_code)
 
     async def _chat(self, body: dict[str, Any]) -> AsyncIterator[str]:
         """A chat answer; if the upstream refuses its token cap before any text (a rewrite's budget beyond a

@@ -58,6 +58,9 @@ class ResponseCreate(_Open):
     store: bool | None = None  # whether the provider keeps the response (flowedit sends false unless opted in)  # {"effort": "low"} for reasoning models (lsp/asking.py)
     metadata: dict[str, str] | None = None
     stream_id: str | None = None
+    # false: the input is read (and kept, for a `previous_response_id` to continue) and nothing is generated:
+    # a warm-up ahead of the request that will continue it
+    generate: bool | None = None
     # flowedit extension: structured context for engines that understand it (prefix/suffix, task kind)
     flowedit: dict[str, Any] | None = None
 
