@@ -54,7 +54,9 @@ def continues(previous: FimContext, typed: str, ctx: FimContext) -> bool:
 
 
 def typed_prompt(typed: str, line_before: str) -> str:
-    """The message of a completion that continues the previous one: only the keys typed since."""
+    """The message of a completion that continues the previous one (or its warm-up): only the keys typed since."""
+    if not typed:  # (a warm-up continued at its own cursor)
+        return "Complete at the cursor, with the same rules."
     return (f"I kept typing: {typed!r} now follows the cursor (the line up to the cursor reads "
             f"{line_before[-200:]!r}). Complete at the new cursor, after what I typed, with the same rules.")
 

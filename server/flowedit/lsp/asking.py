@@ -41,7 +41,12 @@ def as_sent(create: wire.ResponseCreate, kind: str, settings: Settings, link: Mo
 def refuses_reasoning(exc: ModelError) -> bool:
     """Whether the endpoint refused the request for its `reasoning` parameter (unknown, or a value it
     does not take: OpenAI names `reasoning.effort` in `param`; others say it in the message)."""
-    return "reasoning" in (exc.param or "") or ("reasoning" in exc.message.lower() and exc.code in (
+    return refuses_parameter(exc, "reasoning")
+
+
+def refuses_parameter(exc: ModelError, name: str) -> bool:
+    """Whether the endpoint refused the request for its parameter `name` (`reasoning`, `generate`)."""
+    return name in (exc.param or "") or (name in exc.message.lower() and exc.code in (
         "unsupported_parameter", "unsupported_value", "invalid_request_error", "unknown_parameter", None))
 
 

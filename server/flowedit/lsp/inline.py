@@ -1,6 +1,7 @@
 """`InlineCompleter`: zero-wait inline completions — at most one model call in flight per document, an
 answer the user has diverged from interrupted at once, in-flight reuse, a type-through cache, partial
-accept and the speculative next suggestion — server-side, so every editor benefits."""
+accept, the speculative next suggestion and the context sent ahead while the user reads (a warm-up) —
+server-side, so every editor benefits."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure,
 from flowedit.lsp.host import Host
 from flowedit.lsp.asking import Asking, as_sent
 from flowedit.lsp.links import answered_by
-from flowedit.lsp.streams import ANCHOR, Counters, ModelStream, quiet_interrupt
+from flowedit.lsp.streams import ANCHOR, SUPERSEDED, Counters, ModelStream, quiet_interrupt, whole_request
+from flowedit.lsp.warming import Warming
 
 log = logging.getLogger(__name__)
 CUT_OFF_QUIET_S = 60.0
@@ -46,6 +48,7 @@ class InlineCompleter:
         self.recent: dict[str, int] = {}  # uri -> offset of its last edit, most recent last
         self._cut_told_at: float | None = None  # when a cut-off completion was last said (once a minute)
         self._speculation: dict[str, asyncio.TimerHandle] = {}  # per document: the speculative call to come
+        self.warming = Warming(self)  # the context sent ahead while the user reads
 
     # ------------------------------------------------------------------ requests
     async def complete(self, uri: str, offset: int, invoked: bool) -> tuple[Suggestion, str] | None:
@@ -53,6 +56,7 @@ class InlineCompleter:
         loop = asyncio.get_running_loop()
         self.counters.requests += 1
         self._cancel_speculation(uri)  # a key came: the suggestion it was for is gone or still being typed along
+        self.warming.stop_rest(uri)
         superseded = loop.create_future()  # resolved True when a newer request takes over, False when done
         previous = self.latest.get(uri)
         if previous is not None and not previous.done():
@@ -70,6 +74,8 @@ class InlineCompleter:
                 self._orphan(uri)
             raise
         finally:
+            if self.latest.get(uri) is superseded:
+                self.warming.rests_at(uri, offset)  # (answered or not: the user now reads, or types on)
             if not superseded.done():
                 superseded.set_result(False)
             self.host.send_status(completion=self.counters.as_dict())
@@ -83,7 +89,7 @@ class InlineCompleter:
             return self._empty()
         settings = self.host.settings.inline
         ctx = fim_context(doc, offset, uri_path(uri), settings.prefix_tokens, settings.suffix_tokens,
-                          self._snippets(uri))
+                          self.snippets(uri))
         hit = self.cache.get(uri, ctx.prefix, ctx.suffix)
         if hit is not None and hit[1]:
             self.counters.cache_hits += 1
@@ -96,14 +102,14 @@ class InlineCompleter:
             if typed is not None and not stream.failed and not self._ask_again(stream, typed):
                 stream.adopted += 1
                 answer = await self._await_answer(stream, typed, superseded)
-                if answer is _SUPERSEDED:
+                if answer is SUPERSEDED:
                     return None
                 if typed and not stream.failed:
                     self.patience.typed_after(answer is not None)
                 if answer is not None and len(answer) > len(typed):
                     return self._remember(stream, typed, answer, reused=True)
                 # (typed to its end, or accepted: what follows needs a call of its own)
-                follow = self._follow(stream, typed, ctx)
+                follow = self.can_follow(stream, typed, ctx)
             self._stop_stream(uri)  # diverged or moved: never answer from a stale stream
         delay = self.debounce[uri].delay(invoked) if settings.wait == "adaptive" else 0.0
         if delay > 0:
@@ -111,10 +117,14 @@ class InlineCompleter:
             done, _ = await asyncio.wait({superseded}, timeout=delay)
             if done or doc.version != version or self.host.docs.get(uri) is not doc:
                 return None  # the user typed meanwhile: the request for the new text will ask instead
+        if follow is None and uri in self.warming.warm:
+            follow, typed = await self.warming.continued(uri, doc, offset, ctx, superseded)
+            if follow is SUPERSEDED:
+                return None
         stream = self._start_stream(uri, doc, offset, cursor, ctx, follow, typed)
         answer = await self._await_answer(stream, "", superseded)
-        if answer is _SUPERSEDED or answer is None:
-            return None if answer is _SUPERSEDED else self._empty()
+        if answer is SUPERSEDED or answer is None:
+            return None if answer is SUPERSEDED else self._empty()
         return self._remember(stream, "", answer)
 
     def _ask_again(self, stream: ModelStream, typed: str) -> bool:
@@ -183,7 +193,7 @@ class InlineCompleter:
                 (offset, before, after):
             return  # already asked for this very text (the user typed some of the suggestion)
         self._stop_stream(uri)  # (an answer given is final: nothing is lost)
-        ctx = fim_context(view, at, uri_path(uri), settings.prefix_tokens, settings.suffix_tokens, self._snippets(uri))
+        ctx = fim_context(view, at, uri_path(uri), settings.prefix_tokens, settings.suffix_tokens, self.snippets(uri))
         stream = self._start_stream(uri, view, at, cursor, ctx)
         stream.offset, stream.speculative = offset, True
         self.counters.speculative_calls += 1
@@ -211,15 +221,18 @@ class InlineCompleter:
         self._cancel_speculation()
         for uri in list(self.streams):
             self._stop_stream(uri)
+        self.warming.stop_all()
 
     def document_edited(self, uri: str, offset: int) -> None:
-        """Remember where documents were edited last (snippets for other files' completions)."""
+        """Remember where documents were edited last (snippets for other files' completions); the user typed:
+        a new idle period for warm-ups."""
+        self.warming.policy.typed(uri)
         self.recent.pop(uri, None)
         self.recent[uri] = offset
         while len(self.recent) > 10:
             self.recent.pop(next(iter(self.recent)))
 
-    def _snippets(self, uri: str):
+    def snippets(self, uri: str):
         out = []
         for other, offset in reversed(list(self.recent.items())):
             doc = self.host.docs.get(other)
@@ -231,7 +244,7 @@ class InlineCompleter:
         return tuple(out)
 
     # ------------------------------------------------------------------ the model side
-    def _follow(self, stream: ModelStream, typed: str, ctx: FimContext) -> ModelStream | None:
+    def can_follow(self, stream: ModelStream, typed: str, ctx: FimContext) -> ModelStream | None:
         """`stream` if a call for `ctx` can continue it, sending only `typed`: the user typed on from it
         and nothing else in the context changed (`settings.followups`; at most `MAX_FOLLOWUPS` in a row)."""
         known = stream.lane is not None and stream.lane.response_id is not None
@@ -254,8 +267,7 @@ class InlineCompleter:
 
     async def _run(self, stream: ModelStream, ctx) -> None:
         max_tokens = self.host.settings.inline.max_tokens
-        full = wire.ResponseCreate(input=ctx.prompt(), instructions=FIM_INSTRUCTIONS, max_output_tokens=max_tokens,
-                                   flowedit=ctx.extension(max_tokens))
+        full = whole_request(ctx, max_tokens)
         create = full if stream.follows is None else wire.ResponseCreate(
             input=typed_prompt(stream.typed, stream.cursor.line_prefix), instructions=FIM_INSTRUCTIONS,
             max_output_tokens=max_tokens, previous_response_id=stream.follows,
@@ -316,7 +328,7 @@ class InlineCompleter:
             done, _ = await asyncio.wait({waiter, superseded}, return_when=asyncio.FIRST_COMPLETED)
             if superseded in done:
                 waiter.cancel()
-                return _SUPERSEDED
+                return SUPERSEDED
 
     def _orphan(self, uri: str, grace_s: float = 0.3) -> None:
         """The editor cancelled the request that was waiting on this stream. Editors cancel on every
@@ -358,6 +370,5 @@ class InlineCompleter:
         self._cancel_speculation()
         for uri in list(self.streams):
             self._stop_stream(uri)
+        self.warming.stop_all()
 
-
-_SUPERSEDED = object()

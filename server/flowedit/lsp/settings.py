@@ -70,6 +70,9 @@ class InlineSettings(BaseModel):
     # (fewer calls on a metered endpoint, ghost text later)
     wait: Literal["none", "adaptive"] = "none"
     speculate: bool = True  # a shown suggestion fetches the one that follows its acceptance
+    # once the cursor rests after a key, the context there is sent ahead (generate: false) for the next
+    # completion to continue: at most one per document until the user types again; never when `metered`
+    warm_up: bool = True
     # bounded: a debounce of 1e308 ms was accepted, and completions never answered
     debounce_min_ms: float = Field(default=30, ge=0, le=2000, allow_inf_nan=False)
     debounce_max_ms: float = Field(default=350, ge=0, le=5000, allow_inf_nan=False)
@@ -113,6 +116,8 @@ class Settings(BaseModel):
     followups: bool = True
     # false: the provider is asked to keep no copy of requests and answers (OpenAI stores them by default)
     store: bool = False
+    # the endpoint bills every call: no warm-ups (inline.warm_up) are sent
+    metered: bool = False
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
     inline: InlineSettings = Field(default_factory=InlineSettings)

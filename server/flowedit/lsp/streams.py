@@ -8,17 +8,19 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from flowedit.core.fim import FimContext
+from flowedit.core.fim import FIM_INSTRUCTIONS, FimContext
 from flowedit.core.shape import Cursor
 from flowedit.core.text import Document
 
 if TYPE_CHECKING:
     from flowedit.model.lane import Lane
 
+from flowedit.model import wire
 from flowedit.model.errors import ModelFailure
 
 log = logging.getLogger(__name__)
 ANCHOR = 200  # characters around the cursor that must be unchanged for a running answer to be reused
+SUPERSEDED = object()  # what a wait returns when a newer request for the document took over
 
 
 @dataclass
@@ -39,6 +41,9 @@ class Counters:
     followups: int = 0  # model calls that continued the previous one, sending only the keys typed since
     followup_fallbacks: int = 0  # ... that the endpoint no longer knew: sent again with the whole context
     asked_again: int = 0  # calls left before their first token for a new one: waiting was expected to be slower
+    warm_ups: int = 0  # contexts sent ahead with generate: false while the cursor rested (core/warmup.py)
+    warm_up_hits: int = 0  # model calls that continued a warm-up, sending only the keys typed since
+    warm_ups_skipped: int = 0  # rests that sent none (off, metered, withheld, warmed already, held by an answer)
 
     def as_dict(self) -> dict[str, int]:
         return dict(vars(self))
@@ -86,6 +91,12 @@ class ModelStream:
         if doc.text[offset : offset + ANCHOR] != self.after:
             return None
         return doc.text[self.offset : offset]
+
+
+def whole_request(ctx: FimContext, max_tokens: int) -> wire.ResponseCreate:
+    """The request carrying the whole context `ctx` (a warm-up sends the same, for the call that continues it)."""
+    return wire.ResponseCreate(input=ctx.prompt(), instructions=FIM_INSTRUCTIONS, max_output_tokens=max_tokens,
+                               flowedit=ctx.extension(max_tokens))
 
 
 async def quiet_interrupt(lane: Lane, what: str) -> None:

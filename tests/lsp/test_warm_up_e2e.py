@@ -1,0 +1,158 @@
+"""Warming the model while the user reads: once the cursor rests after a completion, the context there goes
+ahead with `generate: false`, and the next completion continues that response (`previous_response_id`) with the
+keys typed since. Editor (pytest-lsp) ⇄ flowedit lsp ⇄ one WebSocket ⇄ the real gateway on loopback, in this
+process so that what its stand-in is asked, and charged, can be read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowedit.engines.base import Continuation, EngineError, input_tokens, new_input_tokens
+from flowedit.engines.gateway import Gateway
+
+from tests.lsp.harness import Editor, Recording
+
+URI = "file:///work/calc.py"
+BEFORE = "".join(f"def helper_{i}(value):\n    return value * {i}\n\n" for i in range(60))
+TEXT = BEFORE + "result = \nprint(result)\n"
+CURSOR = len(BEFORE) + len("result = ")
+ANSWER = "never_typed_value(0)"
+PREFILL_US = 50.0
+
+
+class Reading(Recording):
+    """The recording stand-in, keeping the warm-ups (`generate: false`) it read apart."""
+
+    def __init__(self) -> None:
+        super().__init__(ANSWER, rate=5000, prefill_us_per_token=PREFILL_US)
+        self.warmed: list[Any] = []
+
+    async def warm(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
+        self.warmed.append(request)
+        await super().warm(request)
+
+
+async def _session(engine: Reading, uri: str = URI, **settings: Any):
+    """An editor (next edits off: they would ask the model too) on the gateway in front of `engine`."""
+    gateway = Gateway(engine)
+    await gateway.__aenter__()
+    ed = Editor(inline=True)
+    await ed.start({"endpoint": gateway.url, "next_edit": {"enabled": False}, **settings})
+    ed.open(uri, TEXT)
+    return gateway, ed
+
+
+def _asked_after(engine: Reading, typed: str) -> list[Any]:
+    """The completion calls (not the speculative ones, asked for the text after Tab) for the cursor after `typed`."""
+    return [r for r in engine.requests if r.flowedit["prefix"].endswith(typed)]
+
+
+async def _rested(ed: Editor, count: int = 1) -> dict[str, int]:
+    """Wait until the server has decided `count` rests (a warm-up sent or skipped); its counters."""
+    return await ed.wait_until(
+        lambda: (c := ed.counters()).get("warm_ups", 0) + c.get("warm_ups_skipped", 0) >= count and c,
+        f"{count} rests decided")
+
+
+async def test_a_pause_sends_one_warm_up_and_the_next_completion_continues_it_without_prefill():
+    engine = Reading()
+    gateway, ed = await _session(engine)
+    try:
+        assert [i.insert_text for i in await ed.ghost(URI, CURSOR)] == [ANSWER]
+        # the user reads: the speculative call (75 ms) asks for the text after Tab, the warm-up (300 ms) for this one
+        counters = await _rested(ed)
+        assert counters["warm_ups"] == 1, counters
+        ed.type(URI, CURSOR, CURSOR, "z")  # the user does not take it
+        assert [i.insert_text for i in await ed.ghost(URI, CURSOR + 1)] == [ANSWER]
+        counters = ed.counters()
+    finally:
+        await ed.stop()
+        await gateway.close()
+    [warm] = engine.warmed
+    assert warm.generate is False and warm.flowedit["prefix"].endswith("result = ")
+    assert input_tokens(warm) > 500  # the whole context went ahead
+    [last] = _asked_after(engine, "result = z")
+    assert isinstance(last, Continuation) and last.flowedit["prefix"] == warm.flowedit["prefix"] + "z"
+    assert last.cached_tokens == input_tokens(warm)  # it continued the warm-up: all of it read already
+    assert new_input_tokens(last) < 60  # the stand-in charged the keys' prefill only
+    assert engine.prefill_seconds(last) < 60 * PREFILL_US / 1e6 < engine.prefill_seconds(warm)
+    assert counters["warm_up_hits"] == 1 and counters["warm_ups"] == 1, counters
+
+
+async def test_no_second_warm_up_in_the_same_idle_period_and_one_after_typing_again():
+    engine = Reading()
+    gateway, ed = await _session(engine)
+    try:
+        await ed.ghost(URI, CURSOR)
+        assert (await _rested(ed))["warm_ups"] == 1
+        # the cursor moves without a key: another completion, another rest, no second warm-up
+        await ed.ghost(URI, CURSOR - len(" = "), invoked=True)
+        counters = await _rested(ed, 2)
+        assert counters["warm_ups"] == 1 and counters["warm_ups_skipped"] == 1, counters
+        ed.type(URI, CURSOR, CURSOR, "z")  # typing begins a new idle period
+        await ed.ghost(URI, CURSOR + 1)
+        counters = await _rested(ed, 3)
+        assert counters["warm_ups"] == 2, counters
+        ed.type(URI, CURSOR + 1, CURSOR + 1, "y")
+        await ed.ghost(URI, CURSOR + 2)  # the key's call continues that warm-up (so it was sent)
+        counters = ed.counters()
+    finally:
+        await ed.stop()
+        await gateway.close()
+    assert len(engine.warmed) == 2 and counters["warm_up_hits"] == 1, counters
+    [last] = _asked_after(engine, "result = zy")
+    assert isinstance(last, Continuation) and last.cached_tokens == input_tokens(engine.warmed[-1])
+
+
+async def _no_warm_up(uri: str = URI, **settings: Any) -> tuple[Reading, dict[str, int]]:
+    engine = Reading()
+    gateway, ed = await _session(engine, uri, **settings)
+    try:
+        await ed.ghost(uri, CURSOR)
+        counters = await _rested(ed)
+    finally:
+        await ed.stop()
+        await gateway.close()
+    assert counters["warm_ups"] == 0 and counters["warm_ups_skipped"] == 1, counters
+    assert engine.warmed == []
+    return engine, counters
+
+
+async def test_an_answer_for_this_very_text_needs_no_warm_up():
+    await _no_warm_up(inline={"speculate": False})  # (the answer shown is still the latest call's)
+
+
+async def test_a_metered_endpoint_gets_no_warm_up():
+    await _no_warm_up(metered=True)
+
+
+async def test_warm_up_off_sends_none():
+    await _no_warm_up(inline={"warm_up": False})
+
+
+async def test_a_document_excluded_from_models_is_never_warmed():
+    engine, counters = await _no_warm_up("file:///work/.env.local")  # (an exclude glob of the defaults)
+    assert engine.requests == [] and counters["model_calls"] == 0
+
+
+class Refusing(Reading):
+    """An endpoint that does not know `generate` (as an OpenAI-compatible server may answer it)."""
+
+    async def warm(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
+        self.warmed.append(request)
+        raise EngineError("unknown_parameter", "Unknown parameter: 'generate'.", status=400)
+
+
+async def test_an_endpoint_that_refuses_generate_false_is_not_asked_again():
+    engine = Refusing()
+    gateway, ed = await _session(engine)
+    try:
+        await ed.ghost(URI, CURSOR)
+        await _rested(ed)
+        ed.type(URI, CURSOR, CURSOR, "z")  # a new idle period: it would warm again
+        assert [i.insert_text for i in await ed.ghost(URI, CURSOR + 1)] == [ANSWER]  # completions as before
+        counters = await _rested(ed, 2)
+    finally:
+        await ed.stop()
+        await gateway.close()
+    assert len(engine.warmed) == 1 and counters["warm_ups"] == 1 and counters["warm_ups_skipped"] == 1, counters
