@@ -643,6 +643,23 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
         '; dismissed', r.cleared);
   });
 
+  // ------------------------------------------------------------ 13: FlowEdit: Check Setup from the palette
+  // the server checks itself; its verdict as a toast, the whole report in the log
+  if (cfg.checkSetup) await attempt('13-check-setup', async r => {
+    const t0 = Date.now();
+    const mark = trace().length;
+    await runCommand(page, 'FlowEdit: Check Setup');
+    const event = await until('the setup report', () => trace().slice(mark).find(e => e.event === 'check'), 60000);
+    r.report = event.text;
+    const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'FlowEdit setup:' }).first();
+    await toast.waitFor({ timeout: 20000 });
+    r.toast = norm(await toast.locator('.notification-list-item-message').innerText());
+    r.shot = await shot(page, '13-check-setup');
+    r.ok = r.report.startsWith('FlowEdit setup check') && /no problem found/.test(r.toast);
+    r.stepS = (Date.now() - t0) / 1000;
+    log('check setup:', JSON.stringify(r.toast), '; report', r.report.split('\n').length, 'lines');
+  });
+
   // ------------------------------------------------------------ 10: a live change of flowedit.server.python
   // code-server's window is a remote one: a machine setting is read from the Remote settings there (VS Code
   // drops the User value once it re-reads them). Set in the Remote settings, as a user of a remote window

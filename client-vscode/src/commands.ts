@@ -20,6 +20,7 @@ export class Commands {
     private readonly status: StatusBar,
     private readonly secrets: { store(k: string, v: string): Thenable<void>; delete(k: string): Thenable<void> },
     private readonly started: (id: string, instruction: string) => void = () => undefined,
+    private readonly showReport: (text: string) => void = () => undefined,
   ) {}
 
   async rewriteSelection(): Promise<void> {
@@ -80,6 +81,14 @@ export class Commands {
     const editor = api.activeEditor();
     if (!editor) return;
     await this.run(() => this.client.command('flowedit.revert', { uri: editor.document.uri.toString() }));
+  }
+
+  /** "FlowEdit: Check Setup": the server checks itself (each feature's engine asked once, its endpoint and
+   *  key, what this editor can do) and says the verdict in a message; the whole report goes to the log. */
+  async checkSetup(): Promise<void> {
+    const report = await this.run(() => this.client.command('flowedit.checkSetup', {}));
+    const text = (report as { text?: unknown } | undefined)?.text;
+    if (typeof text === 'string') this.showReport(text);
   }
 
   async setApiKey(): Promise<void> {

@@ -28,7 +28,8 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     openRewrite: target => commands.rewrite(target),
     nextEdit: note => nextEdits.onNote(note),
   }, () => Promise.resolve(secrets.get(SECRET_KEY)), api.bundledLauncher(context));
-  const commands = new Commands(client, status, secrets, (id, instruction) => trace('rewrite', { id, instruction }));
+  const commands = new Commands(client, status, secrets, (id, instruction) => trace('rewrite', { id, instruction }),
+    text => { log.info(text); log.show(true); trace('check', { text }); });
   const c = client;
   const painter = api.nextEditPainter();
   const nextEdits = new NextEdits<api.TextEditor>({
@@ -53,6 +54,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     api.registerCommand('flowedit.clearApiKey', () => commands.clearApiKey()),
     api.registerCommand('flowedit.restartServer', () => c.restart()),
     api.registerCommand('flowedit.showLog', () => log.show()),
+    api.registerCommand('flowedit.checkSetupReport', () => commands.checkSetup()),
     api.registerCommand('flowedit.acceptNextWord', () => c.acceptPartially('editor.action.inlineSuggest.acceptNextWord')),
     api.registerCommand('flowedit.acceptNextLine', () => c.acceptPartially('editor.action.inlineSuggest.acceptNextLine')),
     api.registerCommand('flowedit.nextEdit.tab', () => nextEdits.tab()),

@@ -381,6 +381,30 @@ Interactively, the region, else the current line."
   (when flowedit--last (remhash flowedit--last flowedit--figures))
   (flowedit--command "flowedit.continue" (list :uri (flowedit--uri)) #'flowedit--streaming))
 
+(defvar flowedit-check-setup-hook nil
+  "Run in the report's buffer once `flowedit-check-setup' shows it.")
+
+(defvar-local flowedit-check-verdict nil
+  "In the report's buffer: `ok', or `problems' when the check found one.")
+
+(defun flowedit-check-setup ()
+  "Check the setup end to end.
+Each feature's engine is asked once (its endpoint, its key), and what
+Emacs can do is listed.  The report goes to the buffer
+*FlowEdit setup check*; problems are also said in the echo area."
+  (interactive)
+  (message "FlowEdit: checking the setup...")
+  (flowedit--command "flowedit.checkSetup" (list :uri (flowedit--uri))
+                     (lambda (result)
+                       (with-current-buffer (get-buffer-create "*FlowEdit setup check*")
+                         (special-mode)
+                         (let ((inhibit-read-only t))
+                           (erase-buffer)
+                           (insert (or (plist-get result :text) "")))
+                         (setq flowedit-check-verdict (if (eq (plist-get result :ok) t) 'ok 'problems))
+                         (display-buffer (current-buffer))
+                         (run-hooks 'flowedit-check-setup-hook)))))
+
 (defvar flowedit-command-map
   (let ((map (make-sparse-keymap)))
     (define-key map "r" #'flowedit-rewrite)
@@ -390,6 +414,7 @@ Interactively, the region, else the current line."
     (define-key map "c" #'flowedit-continue)
     (define-key map "n" #'flowedit-accept-next-edit)
     (define-key map "x" #'flowedit-dismiss-next-edit)
+    (define-key map "s" #'flowedit-check-setup)
     map)
   "flowedit's commands; bind it to a prefix of your choice in `flowedit-mode-map'.")
 (fset 'flowedit-command-map flowedit-command-map)

@@ -99,6 +99,10 @@
 
 (defun fet-snapshot () (interactive) (fet-tell "text" :text (fet-text)))
 
+(add-hook 'flowedit-check-setup-hook
+          (lambda () (fet-tell "checked" :verdict (symbol-name flowedit-check-verdict)
+                               :text (buffer-substring-no-properties (point-min) (point-max)))))
+
 ;; every change of the buffer, told (coalesced) without a key: a key would cancel a pending completion
 (defvar fet-change-timer nil)
 (with-current-buffer fet-buffer

@@ -164,6 +164,16 @@ local function rewrite_scenario()
   step.statusline = flowedit.statusline(bufnr)
   sleep(300)
   step.final = text()
+
+  -- 5. :FlowEditCheckSetup: the report in a window of its own
+  vim.cmd('FlowEditCheckSetup')
+  local report = wait_until('the setup check', function()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.b[b].flowedit_check then return b end
+    end
+  end, 60000)
+  step.check = { verdict = vim.b[report].flowedit_check,
+    text = table.concat(vim.api.nvim_buf_get_lines(report, 0, -1, false), '\n') }
 end
 
 local function complete_scenario()

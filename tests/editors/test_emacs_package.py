@@ -112,6 +112,8 @@ async def test_emacs_package_rewrites_undoes_interrupts_redirects_reverts(tmp_pa
             redone = await user.text()
             term.press(b"\x03fu")  # C-c f u: revert
             reverted = await until_text(user, ORIGINAL)
+            term.press(b"\x03fs")  # C-c f s: check the setup
+            checked = await term.wait_for("checked", timeout=60)
 
             # 2. interrupt after two edits: nothing lands after
             first = await user.rewrite("make it a call")
@@ -168,6 +170,10 @@ async def test_emacs_package_rewrites_undoes_interrupts_redirects_reverts(tmp_pa
         messages
     assert record("one-step undo", undone == ORIGINAL and redone == expected), diag()
     assert record("revert", reverted == ORIGINAL), diag()
+    # C-c f s: the setup check's report, every feature on the stand-in that answered the rewrites
+    assert checked["verdict"] == "ok" and checked["text"].startswith("FlowEdit setup check"), checked
+    assert all(re.search(rf"{what} +ws://127\.0\.0\.1:\d+/v1/responses.*: ok, first token in", checked["text"])
+               for what in ("completions", "rewrites", "next edits")), checked["text"]
     assert record("interrupt", interrupted["outcome"] == "interrupted" and stopped != ORIGINAL
                   and after_stop == stopped and edits_after_stop == 0), diag()
     assert back == ORIGINAL, diag()

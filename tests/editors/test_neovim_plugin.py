@@ -103,6 +103,11 @@ async def test_neovim_plugin_rewrites_interrupts_redirects_reverts(nvim: Nvim, t
     assert steps["final"] == expected.rstrip("\n") + "x" * typing["typed"] + "\n", diagnostics()
     assert record("typing elsewhere while streaming", typing["max_gap_ms"] <= MAX_GAP_MS,
                   detail=f"longest gap {typing['max_gap_ms']:.0f} ms"), diagnostics()
+    # :FlowEditCheckSetup: the report, every feature on the scripted stand-in that answered the rewrites
+    check = steps["check"]
+    assert check["verdict"] == "ok" and check["text"].startswith("FlowEdit setup check"), check
+    assert all(re.search(rf"{what} +ws://127\.0\.0\.1:\d+/v1/responses.*: ok, first token in", check["text"])
+               for what in ("completions", "rewrites", "next edits")), check["text"]
     # no message per streamed edit, and the statusline showed the stream's figures
     assert not [m for m in summary["messages"] if "Workspace edit" in m], diagnostics()
     assert record("status line", re.search(r"streaming \d+ tok", rewrite["statusline_seen"] or "") is not None,

@@ -310,6 +310,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
             },
             "pythonSwitch": {"remote": {"flowedit.server.python": str(wrapper)}, "marker": str(marker)},
             "endpointDown": {"settings": {**base, "flowedit.endpoint": down}, "endpoint": down},
+            "checkSetup": True,  # 13: after 12, on the ghost text's stand-in
             "trace": str(OUT / "trace.jsonl"), "shots": str(OUT / "shots"), "results": str(OUT / "results.json"),
             "logs": str(OUT / "ud" / "logs"),
             "chromium": CHROMIUM, "frameMs": frame_ms,
@@ -341,7 +342,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     steps = results["steps"]
     failed = {name: s.get("error", s) for name, s in steps.items() if not s.get("ok")}
     expected = {"1-ghost-text", "2-rewrite", "4-revert", "3-escape", "5-status", "6-crlf-one-line", "7-auto-close",
-                "8-hidden-mid-stream", "10-python-switch", "11-endpoint-down", "12-next-edit"}
+                "8-hidden-mid-stream", "10-python-switch", "11-endpoint-down", "12-next-edit", "13-check-setup"}
     assert not failed and expected <= steps.keys(), (
         f"steps failed or missing: {json.dumps(failed, indent=2)[:4000]}\nmissing: {expected - steps.keys()}\n"
         f"see {OUT} (e2e.log, shots/, trace.jsonl, log-*.log)")
@@ -384,6 +385,10 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     # 10: the new interpreter started the server; 11: one message with the endpoint, the status says so
     assert any("-m flowedit.cli lsp" in line for line in steps["10-python-switch"]["started"]), steps["10-python-switch"]
     assert down in steps["11-endpoint-down"]["message"] and "model unreachable" in steps["11-endpoint-down"]["status"]
+    # 13: the report names every feature's engine and this editor's capabilities as the server saw them
+    report = steps["13-check-setup"]["report"]
+    assert all(f"{what}" in report for what in ("completions", "rewrites", "next edits")), report
+    assert "inline completion yes, applyEdit yes" in report and "View > Output > FlowEdit" in report, report
     for step in ("1-ghost", "2-rewrite", "4-reverted", "3-escape", "5-status", "6-crlf-rewritten", "7-auto-close-ghost",
                  "7-auto-close-accepted", "8-hidden-undone", "10-python-switched", "11-endpoint-down-message",
                  "11-endpoint-down-status"):

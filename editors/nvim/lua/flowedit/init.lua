@@ -531,6 +531,23 @@ function M.revert(bufnr)
   end)
 end
 
+--- Check the setup end to end (the server's flowedit.checkSetup: each feature's engine asked once, the
+--- editor's capabilities): the report in a scratch window; problems also as a warning.
+function M.check_setup(bufnr)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  say('checking the setup…')
+  execute(bufnr, 'flowedit.checkSetup', {}, function(result)
+    if type(result) ~= 'table' or type(result.text) ~= 'string' then return end
+    vim.cmd('botright new')
+    local buf = api.nvim_get_current_buf()
+    vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = 'nofile', 'wipe', false
+    api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(result.text, '\n'))
+    vim.bo[buf].modifiable = false
+    vim.b[buf].flowedit_check = result.ok and 'ok' or 'problems'
+    pcall(api.nvim_buf_set_name, buf, 'FlowEdit setup check')
+  end)
+end
+
 function M.commands()
   local cmd = api.nvim_create_user_command
   cmd('FlowEditRewrite', function(o) M.rewrite(o.args ~= '' and o.args or nil, o) end,
@@ -542,6 +559,8 @@ function M.commands()
   cmd('FlowEditRevert', function() M.revert() end, { desc = 'FlowEdit: put back what the last rewrite replaced' })
   cmd('FlowEditAcceptNextEdit', function() nextedit.accept() end, { desc = 'FlowEdit: apply the next edit shown' })
   cmd('FlowEditDismissNextEdit', function() nextedit.dismiss() end, { desc = 'FlowEdit: dismiss the next edit shown' })
+  cmd('FlowEditCheckSetup', function() M.check_setup() end,
+    { desc = 'FlowEdit: check the setup (engines, endpoint, key, first tokens, what this editor can do)' })
 end
 
 -- ----------------------------------------------------------------------------------- statusline
