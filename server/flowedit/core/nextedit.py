@@ -283,6 +283,8 @@ class Prediction:
         any other change inside an edit drops the whole prediction (as Zed does)."""
         if not self.live:
             return
+        if len(self.edits) > 1 and self._as_one_edit(change, before):
+            return
         out = []
         for e in self.edits:
             if same_effect(change, e, before):
@@ -301,6 +303,30 @@ class Prediction:
         self.edits = out
         if not out:
             self.dropped = "done"
+
+    def _as_one_edit(self, change: Change, before: Text) -> bool:
+        """Follow a `change` that treats the prediction as one edit (`as_one`), as an editor that was given it
+        so applies it: the same effect makes it all; deleting exactly its span leaves its text to insert
+        (copilot.el deletes, then inserts). Whether it was such a change."""
+        whole = self.as_one(before)
+        if same_effect(change, whole, before):
+            self.edits, self.dropped = [], "done"
+        elif change == Change(whole.start, whole.end, "") and whole.text:
+            self.edits = [Change(whole.start, whole.start, whole.text)]
+        else:
+            return False
+        return True
+
+    def as_one(self, text: str | Text) -> Change:
+        """The prediction as one edit of `text` (the document's text now): from its first edit's start to its
+        last edit's end, the text between them kept (for clients that show and apply one edit)."""
+        edits = sorted(self.edits, key=lambda e: (e.start, e.end))
+        lo, hi = edits[0].start, edits[-1].end
+        parts, at = [], lo
+        for e in edits:
+            parts += [text[at : e.start], e.text]
+            at = e.end
+        return Change(lo, hi, "".join(parts) + text[at:hi])
 
     def on_version(self, version: int) -> None:
         """The document reached `version` (the prediction now applies to it)."""

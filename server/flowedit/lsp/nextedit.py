@@ -8,8 +8,9 @@ interrupts the running prediction. The answer (the rewritten editable region) be
 (`core.nextedit`); nothing is applied until the user accepts, and a prediction the user types over is
 dropped (`Prediction` follows the document).
 
-Delivered three ways: `flowedit/nextEdit` (flowedit's packages draw it), the code action "Apply next edit"
-near it (every editor), and an inline completion when the edit is on the cursor's line (`inline_item`).
+Delivered four ways: `flowedit/nextEdit` (flowedit's packages draw it), the code action "Apply next edit"
+near it (every editor), an inline completion when the edit is on the cursor's line (`inline_item`), and
+the answer to `textDocument/copilotInlineEdit` (Copilot's next-edit clients: lsp/copilot.py).
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ class NextEdits:
         self._idle: dict[str, asyncio.TimerHandle] = {}
         self._runs: dict[str, asyncio.Task] = {}
         self.counters = {"requests": 0, "predictions": 0, "empty": 0, "rejected": 0, "stale": 0, "interrupted": 0,
-                         "accepted": 0, "dismissed": 0, "typed_over": 0, "failed": 0, "cut": 0}
+                         "accepted": 0, "dismissed": 0, "typed_over": 0, "failed": 0, "cut": 0,
+                         "shown": 0}
         self._made: dict[str, int] = {}  # per document: the last prediction the user made in full
 
     # ------------------------------------------------------------------ documents
@@ -251,6 +253,18 @@ class NextEdits:
         finally:
             pacer.close()  # (the whole answer is judged next: what a frame held back is not needed)
         return "".join(text), answered_by(model, link.shown_url, (asking.lane or lane).model)
+
+    async def ready(self, uri: str, offset: int, wait_s: float) -> Prediction | None:
+        """The prediction for `uri` once the one coming is ready, waiting at most `wait_s`: a client asking
+        has paused, so an edit waiting for `idle_ms` is predicted now (its cursor at `offset`)."""
+        self.cursor_moved(uri, offset)
+        if uri in self._idle:
+            self._idle.pop(uri).cancel()
+            self._start(uri)
+        run = self._runs.get(uri)
+        if run is not None:
+            await asyncio.wait({run}, timeout=wait_s)  # (a client giving up leaves the prediction running)
+        return self.live(uri)
 
     # ------------------------------------------------------------------ delivery
     def live(self, uri: str) -> Prediction | None:

@@ -11,8 +11,9 @@ from typing import Any
 from cattrs import transform_error
 from cattrs.errors import ClassValidationError
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol.json_rpc import JsonRPCNotification
 
 from flowedit.core import redact
 
@@ -72,10 +73,23 @@ class FloweditProtocol(LanguageServerProtocol):
         self._documents(lsp.TEXT_DOCUMENT_DID_CLOSE, params)
 
     def structure_message(self, data: dict[str, Any]):
+        if data.get("method") == lsp.WORKSPACE_EXECUTE_COMMAND and "id" not in data and "jsonrpc" in data:
+            return self._command_notification(data)
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:  # pygls logged it; it used to go unanswered
             return Unreadable(data, exc)
+
+    def _command_notification(self, data: dict[str, Any]) -> Any:
+        """workspace/executeCommand sent as a notification (copilot.el runs an accepted next edit's command
+        so): run like the request, its answer unsent; pygls would read it as a request and drop it."""
+        try:
+            params = self._converter.structure(data.get("params"), lsp.ExecuteCommandParams)
+        except ClassValidationError as exc:
+            error = JsonRpcInvalidParams()
+            error.__cause__ = exc
+            return Unreadable(data, error)
+        return JsonRPCNotification(method=data["method"], jsonrpc=data["jsonrpc"], params=params)
 
     def handle_message(self, message):
         """pygls' `handle_message`, telling requests, notifications and answers apart by their attributes:

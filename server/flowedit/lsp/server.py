@@ -17,7 +17,7 @@ from pygls.lsp.server import LanguageServer
 from flowedit import __version__
 from flowedit.core.echo import EditorHabits
 from flowedit.core.text import Document
-from flowedit.lsp import actions, completion, convert, documents
+from flowedit.lsp import actions, completion, convert, copilot, documents
 from flowedit.lsp.host import Kind
 from flowedit.lsp.indexprogress import IndexProgress
 from flowedit.lsp.peer import client_name, counts_code_points
@@ -374,6 +374,18 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     async def inline_completion(ls: FloweditServer, params: lsp.InlineCompletionParams):
         return await completion.inline_items(ls, ls.completer, params, ls.next_edits)
 
+    @server.feature(copilot.INLINE_EDIT)
+    async def copilot_inline_edit(ls: FloweditServer, params: Any) -> dict[str, Any]:
+        return await copilot.inline_edits(ls, ls.next_edits, params)
+
+    @server.feature(copilot.SHOWN)
+    def did_show_inline_edit(ls: FloweditServer, params: Any) -> None:
+        copilot.shown(ls.next_edits, params)
+
+    @server.feature(copilot.FOCUS)
+    def did_focus(ls: FloweditServer, params: Any) -> None:
+        pass  # (Copilot's clients send it as the user changes buffers: nothing to do, nothing to log)
+
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "(", "="]))
     async def complete(ls: FloweditServer, params: lsp.CompletionParams):
         text_caps = ls.client_capabilities.text_document
@@ -396,7 +408,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.command("flowedit.stats")
     def stats(ls, *args: Any) -> dict[str, int]:  # what a long day left behind (bench/soak.py reads it)
         return {"tasks": len(asyncio.all_tasks()), "documents": len(ls.docs), "rewrites": len(ls.rewrites.runs),
-                "cached_suggestions": len(ls.completer.cache)}
+                "cached_suggestions": len(ls.completer.cache), "next_edits": dict(ls.next_edits.counters)}
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: FloweditServer, params: None) -> None:
