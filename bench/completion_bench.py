@@ -15,7 +15,11 @@ by the scripted model stand-in — not a model — at `--rate` tokens/s after `-
 - follow-ups: keys that leave the suggestion below 16,000 characters of code (the prefix budget's 1,500
   tokens sent), the stand-in charging a prefill per input token it has not read (`--prefill-us`), each
   key's ghost text awaited: with `followups` off every call sends the whole context again, on it continues
-  the last response with the keys only.
+  the last response with the keys only;
+- warm-up: a suggestion shown below a 4,000-token context, read for a second, then a key that leaves it: that
+  key's ghost text with `inline.warm_up` off (the speculative call has replaced the answer the key could have
+  continued: the whole context is read again) and on (the context went ahead with `generate: false` while
+  the user read; the key's call continues it), the stand-in charging `--prefill-us` per token it has not read.
 
 Keys are paced with `asyncio.sleep` (the typist's rhythm); results are awaited, never slept for.
 See bench/README.md for the columns.
@@ -44,7 +48,7 @@ from flowedit.editor.client import SERVER_COMMAND, EditorClient, InlineAnswer
 
 # `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
 QUICK = ["--reps", "1", "--keys-ms", "80", "--first-token-ms", "50", "--diverge-at", "3", "--burst-keys", "8",
-         "--follow-keys", "3"]
+         "--follow-keys", "3", "--warm-reps", "1"]
 
 LINE = "compute_the_answer(alpha, beta, gamma_1)"  # the suggestion typed along: 40 characters
 LINE_DOC = "import os\n\nresult = \n\nprint(result)  # after\n"
@@ -63,6 +67,8 @@ READING_S = 0.4  # a reader looks at the ghost text this long before pressing Ta
 _CODE = (Path(sysconfig.get_paths()["stdlib"]) / "typing.py").read_text(encoding="utf-8")[:16_000]
 FOLLOW_DOC = _CODE[: _CODE.rindex("\n") + 1] + "\nresult = \nprint(result)\n"  # more than the prefix budget
 FOLLOW_AT = FOLLOW_DOC.rindex("result = ") + len("result = ")
+WARM_CONTEXT_TOKENS = 4000  # the prefix budget of the warm-up rows: 16,000 characters of code are sent
+WARM_READING_S = 1.0  # the reader looks at the suggestion this long, then types a key that leaves it
 assert len(LINE) == 40 and len(LONG) == 100
 
 # (key, header, kind) per table, kind: "n" a count (a median over reps may end in .5), "ms", "ratio", "text";
@@ -107,6 +113,11 @@ FOLLOWING = [
     ("first_tokens", "1st call new tok", "n"), ("new_tokens", "later new tok p50", "n"),
     ("first_ms", "1st ghost ms", "ms"), ("ghost_p50", "later ghost p50 ms", "ms"), ("ghost_p90", "p90 ms", "ms"),
 ]
+WARMING = [
+    ("warm_up", "warm-up", "text"), ("prefill_us", "prefill µs/tok", "n"), ("context", "context tok", "n"),
+    ("warm_ups", "warm-ups", "n"), ("warm_up_hits", "continued", "n"), ("key_tokens", "key new tok", "n"),
+    ("ghost_p50", "ghost after reading p50 ms", "ms"), ("ghost_p90", "p90 ms", "ms"),
+]
 ACCEPTING = [
     ("speculate", "speculate", "text"), ("first_token_ms", "1st tok ms", "n"), ("reading_ms", "Tab after ms", "n"),
     ("model_calls", "model calls", "n"), ("speculative_hits", "speculative hits", "n"), ("shown", "next shown", "n"),
@@ -121,12 +132,19 @@ class TimedEngine(ScriptedEngine):
         super().__init__(*args, **kwargs)
         self.arrivals: list[float] = []
         self.new_tokens: list[int] = []  # per call: the input tokens it had not read before
+        self.tasks: list[str | None] = []  # per call: its flowedit.task (a next edit's call is counted too)
+        self.warmed = 0  # warm-ups (generate: false) read
 
     async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
         self.arrivals.append(time.perf_counter())
         self.new_tokens.append(new_input_tokens(request))
+        self.tasks.append((request.flowedit or {}).get("task"))
         async for token in super().stream(request):
             yield token
+
+    async def warm(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
+        self.warmed += 1
+        await super().warm(request)
 
 
 class Typist:
@@ -355,6 +373,30 @@ async def follow_ups(typist: Typist, on: bool, prefill_us: float, keys: int, rep
             "ghost_p50": p50(later), "ghost_p90": p90(later)}
 
 
+async def warm_up(typist: Typist, on: bool, prefill_us: float, reps: int) -> dict:
+    """A suggestion shown below `WARM_CONTEXT_TOKENS` of context, read for `WARM_READING_S`, then a key that
+    leaves it: that key's ghost text, and the input tokens its call made the stand-in read."""
+    editor, engine, runs, times = typist.editor, typist.engine, [], []
+    for _ in range(reps):
+        uri, before, warmed = typist.new_document(FOLLOW_DOC), editor.counters(), engine.warmed
+        if (await editor.inline(uri, FOLLOW_AT)).text != LINE:
+            raise RuntimeError("the stand-in's line was not shown")
+        await asyncio.sleep(WARM_READING_S)  # ok: the reader's pause
+        calls = len(engine.tasks)
+        editor.type(uri, FOLLOW_AT, FOLLOW_AT, BURST[0])
+        answer = await editor.inline(uri, FOLLOW_AT + 1)
+        if answer.text != LINE:
+            raise RuntimeError(f"after the pause the stand-in's line was not shown ({answer.text!r})")
+        editor.close(uri)
+        times.append(answer.latency_ms)
+        counters = editor.counters()
+        key_call = engine.tasks.index("complete", calls)  # (the key's next-edit call may come first)
+        runs.append({"warm_ups": engine.warmed - warmed, "key_tokens": engine.new_tokens[key_call],
+                     "warm_up_hits": counters["warm_up_hits"] - before.get("warm_up_hits", 0)})
+    return {**_medians(runs), "warm_up": "on" if on else "off", "prefill_us": prefill_us,
+            "context": WARM_CONTEXT_TOKENS, "ghost_p50": p50(times), "ghost_p90": p90(times)}
+
+
 async def partial_accept(typist: Typist, first_token_ms: float, reps: int) -> dict:
     runs, follow = [], []
     for _ in range(reps):
@@ -413,6 +455,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefill-us", type=float, default=50, help="follow-ups: the stand-in's prefill per new "
                         "input token, µs (default: %(default)s)")
     parser.add_argument("--follow-keys", type=int, default=10, help="follow-ups: keys typed (default: %(default)s)")
+    parser.add_argument("--warm-reps", type=int, default=5, help="warm-up: sessions per row (default: %(default)s)")
     args = parser.parse_args(argv)
     keys = [float(v) for v in args.keys_ms.split(",")]
     first_tokens = [float(v) for v in args.first_token_ms.split(",")]
@@ -424,7 +467,7 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}; `flowedit lsp` in a "
           f"subprocess, gateway in this process, editor = flowedit.editor.client (inlineCompletion, utf-16)")
 
-    along, diverging, partial, paused, bursting, accepting, following = [], [], [], [], [], [], []
+    along, diverging, partial, paused, bursting, accepting, following, warming = [], [], [], [], [], [], [], []
     for first_token_ms in first_tokens:
         async def rows(typist: Typist) -> None:
             for keys_ms in keys:
@@ -453,6 +496,11 @@ async def main(argv: list[str] | None = None) -> int:
             following.append(await follow_ups(typist, on, args.prefill_us, args.follow_keys, args.reps))
         await with_stand_in(LINE + "\n", first_tokens[0], args.rate, follows, prefill_us=args.prefill_us,
                             settings={"followups": on}, speculate=False)
+    for on in (False, True):
+        async def warms(typist: Typist) -> None:
+            warming.append(await warm_up(typist, on, args.prefill_us, args.warm_reps))
+        await with_stand_in(LINE + "\n", first_tokens[0], args.rate, warms, prefill_us=args.prefill_us,
+                            warm_up=on, prefix_tokens=WARM_CONTEXT_TOKENS)
 
     print(f"\ntype along — {len(LINE)} keys along the suggestion, a request per position ({len(LINE) + 1}); "
           "naive = one model call per request; hit = answered from cache or a running answer")
@@ -478,6 +526,12 @@ async def main(argv: list[str] | None = None) -> int:
           f"input tokens at {args.prefill_us:g} µs each; new tok = "
           "input tokens a call made it read (previous_response_id: the keys only)")
     print(table(FOLLOWING, following))
+    print(f"\nwarm-up — ghost text below {WARM_CONTEXT_TOKENS:,} tokens of context, read for "
+          f"{WARM_READING_S * 1000:g} ms, then a key that leaves it: that key's ghost text, with inline.warm_up off "
+          f"and on (the context sent ahead with generate: false while the user read); the stand-in reads new input "
+          f"tokens at {args.prefill_us:g} µs each, its first token {first_tokens[0]:g} ms after; "
+          f"{args.warm_reps} sessions per row, medians; key new tok = input tokens the key's call made it read")
+    print(table(WARMING, warming))
     return 0
 
 
