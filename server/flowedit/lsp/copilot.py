@@ -24,7 +24,6 @@ from flowedit.lsp import convert
 
 if TYPE_CHECKING:
     from flowedit.lsp.nextedit import NextEdits
-    from flowedit.lsp.server import FloweditServer
 
 log = logging.getLogger(__name__)
 INLINE_EDIT = "textDocument/copilotInlineEdit"
@@ -34,7 +33,7 @@ ANSWER_WAIT_S = 5.0
 NOTHING: dict[str, list] = {"edits": []}
 
 
-async def inline_edits(ls: FloweditServer, next_edits: NextEdits, params: Any) -> dict[str, Any]:
+async def inline_edits(ls: Any, next_edits: NextEdits, params: Any) -> dict[str, Any]:
     """The answer to `textDocument/copilotInlineEdit` {textDocument: {uri, version}, position}."""
     from flowedit.lsp.nextedit import ACCEPTED_INLINE
 
@@ -71,7 +70,7 @@ def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, dict) else None
 
 
-def _read(ls: FloweditServer, params: Any) -> tuple[str, int | None, lsp.Position]:
+def _read(ls: Any, params: Any) -> tuple[str, int | None, lsp.Position]:
     """The document, its version (None when not sent) and the position a request names."""
     raw = plain(params)
     try:
