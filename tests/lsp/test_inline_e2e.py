@@ -418,7 +418,9 @@ async def test_keys_typed_past_a_slow_call_whose_answers_get_left_ask_again_at_o
     it (that call's answer, left, then a new one); each key asks again instead, the old call interrupted."""
     answers, gained = await _typed_past_a_slow_call(tmp_path, 0, "abcde")
     assert answers == [[]] * 4 + [["never_typed_value(0)"]]
-    assert gained["model_calls"] == 5 and gained["asked_again"] == 4, gained
+    # each key that reached the server before the next asked again at once (waiting would make it 0); keys
+    # a busy machine delivers together are one request (CI beside other work: 4 calls, 3 asked again)
+    assert gained["asked_again"] == gained["model_calls"] - 1 >= 2, gained
 
 
 async def test_a_slow_call_is_waited_for_once_the_user_has_been_typing_along_its_answers(tmp_path):
