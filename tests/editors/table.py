@@ -19,9 +19,11 @@ from tests.editors.results import FEATURES, REPO, load
 DOC = REPO / "docs" / "editors.md"
 BEGIN, END = "<!-- table:begin -->", "<!-- table:end -->"
 # the rows, in this order (others after them, by name)
-ORDER = ("neovim", "emacs+eglot", "emacs+lsp-mode", "helix", "zed", "sublime text")
+ORDER = ("neovim", "emacs+eglot", "emacs+lsp-mode", "vim+ale", "vim+youcompleteme", "coc.nvim", "helix", "zed",
+         "sublime text")
 NAMES = {"neovim": "Neovim + editors/nvim", "emacs+eglot": "Emacs + Eglot + flowedit.el",
          "emacs+lsp-mode": "Emacs + lsp-mode (no package)", "helix": "Helix", "zed": "Zed",
+         "vim+ale": "Vim + ALE", "vim+youcompleteme": "Vim + YouCompleteMe", "coc.nvim": "Vim/Neovim + coc.nvim",
          "sublime text": "Sublime Text + LSP"}
 
 

@@ -59,11 +59,11 @@ def commands() -> set[str]:
     return set(build_server().protocol.fm.commands)
 
 
-def record_not_testable(editor: str, ghost_text_note: str, seconds: float) -> None:
+def record_not_testable(editor: str, ghost_text_note: str, seconds: float, ghost_text: bool | None = False) -> None:
     record = results.Recorder(editor, "config only", seconds)
     for feature in results.FEATURES:
         record(feature, None, NOT_HERE)
-    record("inline ghost text", False, ghost_text_note)
+    record("inline ghost text", ghost_text, ghost_text_note)
     record.save()
 
 

@@ -70,3 +70,31 @@ def test_lsp_mode_before_encoding_negotiation_counts_code_points():
     assert not counts_code_points(params("Eglot", None))
     assert not counts_code_points(params(None, None))
     assert not counts_code_points(params("Neovim", None))
+
+
+# what ALE 3.3 sends (autoload/ale/lsp.vim `s:SendInitMessage`), abridged to the parts read
+ALE_3_3: dict[str, Any] = {
+    "processId": 4242, "rootPath": "/work", "rootUri": "file:///work", "initializationOptions": {},
+    "capabilities": {
+        "workspace": {"applyEdit": False, "didChangeConfiguration": {"dynamicRegistration": False},
+                      "symbol": {"dynamicRegistration": False}, "workspaceFolders": False, "configuration": False},
+        "textDocument": {"synchronization": {"dynamicRegistration": False, "willSave": False,
+                                             "willSaveWaitUntil": False, "didSave": True},
+                         "codeAction": {"dynamicRegistration": False,
+                                        "codeActionLiteralSupport": {"codeActionKind": {"valueSet": []}}}}},
+}
+
+
+def test_ale_is_recognised_by_its_initialize_and_counts_bytes():
+    from flowedit.lsp.peer import own_columns
+
+    assert client_name(params(ALE_3_3)) == "ALE"
+    assert own_columns(params(ALE_3_3)) == "utf-8"
+    habits = EditorHabits.of_client("ALE")
+    assert not habits.answers_edits and not habits.applied_means_applied  # its echo is the only word
+    with_kinds = {**ALE_3_3, "capabilities": {**ALE_3_3["capabilities"], "textDocument": {"codeAction": {
+        "codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix"]}}}}}}
+    assert client_name(params(with_kinds)) == ""
+    assert own_columns(params({**ALE_3_3, "capabilities": {**ALE_3_3["capabilities"],
+                                                          "general": {"positionEncodings": ["utf-16"]}}})) is None
+    assert own_columns(params(EGLOT_1_9)) is None

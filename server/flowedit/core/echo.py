@@ -40,6 +40,9 @@ class EditorHabits:
     # and an edit it never answers is given up (and sent again) sooner.
     answer_gap_s: float = 0.0
     apply_timeout_s: float = 30.0
+    # It answers `workspace/applyEdit`. ALE applies the edit and never answers (it declares `applyEdit:
+    # false`): the edit is sent without waiting, and its echo (ALE's next didChange) says it landed.
+    answers_edits: bool = True
 
     @classmethod
     def of_client(cls, name: str, *, own_edits: bool = False) -> "EditorHabits":
@@ -50,6 +53,9 @@ class EditorHabits:
             return cls(applied_means_applied=False, plain_items_keep_lines=False)
         if lowered == "eglot":
             return cls(one_version_per_edit=True, normalises_eol=False)
+        if lowered == "ale":  # its complete() writes a NUL for a line break, like Neovim's omnifunc
+            return cls(applied_means_applied=False, normalises_eol=False, plain_items_keep_lines=False,
+                       answers_edits=False)
         if lowered == "emacs":  # lsp-mode
             return cls(normalises_eol=False, answer_gap_s=0.05, apply_timeout_s=3.0)
         return cls(one_version_per_edit=own_edits)

@@ -20,7 +20,7 @@ from flowedit.core.text import Document
 from flowedit.lsp import actions, completion, convert, copilot, documents
 from flowedit.lsp.host import Kind
 from flowedit.lsp.indexprogress import IndexProgress
-from flowedit.lsp.peer import client_name, counts_code_points
+from flowedit.lsp.peer import client_name, own_columns
 from flowedit.lsp.protocol import REWRITE_EDIT, FloweditProtocol
 from flowedit.lsp.withhold import Withholding
 
@@ -56,7 +56,7 @@ class FloweditServer(LanguageServer):
         self.link_state = "idle"
         self._answered: dict[str, str] = {}  # model asked for → the model the last response said answered
         self.client_name = ""
-        self.code_points = False  # the client counts columns in code points whatever it was told (peer.py)
+        self.columns: lsp.PositionEncodingKind | None = None  # what the client counts in whatever it was told
         self.index_progress = IndexProgress(self, self.spawn)  # the embedded engine's index build
         self.initialization_options: Any = None
         self._probes: set[asyncio.Task] = set()
@@ -149,8 +149,8 @@ class FloweditServer(LanguageServer):
 
     @property
     def encoding(self):
-        if self.code_points:
-            return convert.encoding(lsp.PositionEncodingKind.Utf32)
+        if self.columns is not None:
+            return convert.encoding(self.columns)
         return convert.encoding(self.workspace.position_encoding)
 
     async def link(self, kind: Kind) -> tuple[ModelLink, str]:
@@ -178,6 +178,9 @@ class FloweditServer(LanguageServer):
 
     async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams,
                          group: str | None = None) -> lsp.ApplyWorkspaceEditResult | None:
+        if not self.habits.answers_edits:  # (its echo tells whether it landed)
+            self.protocol.send_request(lsp.WORKSPACE_APPLY_EDIT, params)
+            return lsp.ApplyWorkspaceEditResult(applied=True)
         if group is None or not self.groups_rewrite_edits:
             return await self.workspace_apply_edit_async(params)
         payload = {**self.protocol._converter.unstructure(params), "rewrite": group}
@@ -288,10 +291,10 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: FloweditServer, params: lsp.InitializeParams) -> None:
         ls.client_name = client_name(params)
-        ls.code_points = counts_code_points(params)
-        if ls.code_points:
-            log.info("%s counts columns in code points (lsp-mode before 3.17 encodings): so does the server",
-                     ls.client_name)
+        ls.columns = own_columns(params)
+        if ls.columns is not None:
+            log.info("%s counts columns in %s whatever was negotiated: so does the server", ls.client_name,
+                     ls.columns.value)
         ls.trace_changed(params.trace)
         ls.initialization_options = params.initialization_options  # applied on `initialized`
 
