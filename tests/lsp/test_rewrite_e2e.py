@@ -57,6 +57,21 @@ async def test_500_token_rewrite_streams_as_many_edits_and_ends_exact(editor, tm
     assert outcome["ttft_ms"] >= 0 and outcome["first_token_to_first_edit_ms"] >= 0
 
 
+async def test_two_trickling_rewrites_on_one_socket_each_get_their_whole_answer(editor, tmp_path):
+    # at 300 tok/s a few tokens come per frame: each rewrite's lane holds between its edits, the socket is
+    # read when the earlier hold ends, and neither answer loses or mixes up a token
+    async with Gateway(ANSWER, tmp_path, rate=300) as gw:
+        await start(editor, gw)
+        other = "file:///work/other.py"
+        editor.open(URI, "a = OLD\n")
+        editor.open(other, "b = OLD\n")
+        ids = [await editor.rewrite(URI, 4, 7, mode="replace"), await editor.rewrite(other, 4, 7, mode="replace")]
+        outcomes = [await editor.outcome(rid) for rid in ids]
+    assert [o["outcome"] for o in outcomes] == ["finished", "finished"], outcomes
+    assert editor.text(URI) == "a = " + ANSWER + "\n" and editor.text(other) == "b = " + ANSWER + "\n"
+    assert all(o["edits_applied"] >= 5 for o in outcomes), outcomes  # streamed, not applied at the end
+
+
 async def test_user_types_above_and_below_during_the_stream(editor, tmp_path):
     async with Gateway(ANSWER, tmp_path, rate=400) as gw:
         await start(editor, gw)

@@ -148,6 +148,53 @@ async def test_interrupt_reaches_the_server_and_late_frames_are_dropped():
     assert len(endpoint.peers) == 1
 
 
+async def test_a_held_lane_gets_the_rest_of_its_answer_in_order_once_it_lets_go():
+    held, sent = asyncio.Event(), asyncio.Event()
+
+    async def script(peer):
+        a = await next_create(peer)
+        response_id = await peer.start(a)
+        await peer.delta(a, "first")
+        await held.wait()
+        for word in (" second", " third"):
+            await peer.delta(a, word)
+        await peer.finish(a, response_id)
+        sent.set()  # in the client's kernel by now: the held socket is not read
+        await stay(peer)
+
+    async with Endpoint(script) as endpoint, endpoint.link() as link:
+        lane = await link.request(ask())
+        assert [e.type for e in await lane.take()][-1] == "response.output_text.delta"
+        lane.hold(asyncio.get_running_loop().time() + 3600)
+        held.set()
+        await sent.wait()
+        lane.hold(None)
+        assert await lane.text() == " second third"
+
+
+async def test_a_lane_opened_while_the_others_hold_is_answered_at_once():
+    async def script(peer):
+        a = await next_create(peer)
+        ra = await peer.start(a)
+        await peer.delta(a, "a0")
+        b = await next_create(peer)
+        await peer.respond(b, "b whole")
+        await peer.delta(a, " a1")
+        await peer.finish(a, ra)
+        await stay(peer)
+
+    async with Endpoint(script) as endpoint, endpoint.link() as link:
+        a = await link.request(ask("a"))
+        while not any(isinstance(e, wire.OutputTextDelta) for e in await a.take()):
+            pass
+        a.hold(asyncio.get_running_loop().time() + 3600)  # the socket is not read for an hour ...
+        b = await link.request(ask("b"))
+        assert await b.text() == "b whole"  # ... but for the new lane, which does not hold
+        a.hold(asyncio.get_running_loop().time() + 0.001)  # a hold that ends by itself
+        assert await a.text() == " a1"
+    assert len(endpoint.peers) == 1
+
+
 async def test_drop_mid_stream_raises_connection_lost_and_next_request_reconnects():
     async with Endpoint(drop_mid_answer_once) as endpoint, endpoint.link() as link:
         lane = await link.request(ask())

@@ -65,6 +65,21 @@ def test_server_events_decode_to_their_types():
     assert decoded[1].stream_id == "s"
 
 
+@given(st.text(), st.dictionaries(st.sampled_from(["item_id", "stream_id", "logprobs", "obfuscation"]),
+                                   st.text(max_size=5)))
+def test_a_compact_text_delta_decodes_as_the_general_path_decodes_it(text, extra):
+    frame = wire.encode(wire.OutputTextDelta(delta=text, **extra))  # compact, as OpenAI and the gateway write it
+    assert frame.startswith('{"type":"response.output_text.delta"')
+    assert wire.decode_server_event(frame) == wire.decode_server_event(json.dumps(json.loads(frame), indent=1))
+
+
+@pytest.mark.parametrize("frame", ['{"type":"response.output_text.delta"}', '{"type":"response.output_text.delta",',
+                                   '{"type":"response.output_text.delta","delta":3}'])
+def test_a_bad_compact_text_delta_raises_wire_error(frame):
+    with pytest.raises(wire.WireError):
+        wire.decode_server_event(frame)
+
+
 def test_terminal_lifecycle_events():
     for type_ in ("response.completed", "response.failed", "response.incomplete"):
         event = wire.decode_server_event(json.dumps({"type": type_, "response": {"id": "r"}}))

@@ -68,12 +68,18 @@ class Asking:
         return self.lane
 
     async def __aiter__(self) -> AsyncIterator[wire.ServerEvent]:
+        async for events in self.batches():
+            for event in events:
+                yield event
+
+    async def batches(self) -> AsyncIterator[list[wire.ServerEvent]]:
+        """The events as they came together (`Lane.take`): a consumer may act once for each list."""
         lane = self.lane or await self.start()
         text = False
         try:
-            async for event in lane:
-                text = text or isinstance(event, wire.OutputTextDelta)
-                yield event
+            while events := await lane.take():
+                text = text or any(isinstance(event, wire.OutputTextDelta) for event in events)
+                yield events
         except ModelError as exc:
             if self.create.reasoning is None or self.dropped_reasoning or not refuses_reasoning(exc) \
                     or text:
@@ -82,5 +88,5 @@ class Asking:
             self.dropped_reasoning = True
             self.create = self.create.model_copy(update={"reasoning": None})
             lane = await self.start()
-            async for event in lane:
-                yield event
+            while events := await lane.take():
+                yield events

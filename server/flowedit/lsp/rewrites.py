@@ -267,29 +267,16 @@ class Rewrites:
                 return
             run.lane = lane
             asking.on_lane = lambda again: setattr(run, "lane", again)
-            async for event in asking:
+            async for events in asking.batches():
                 if generation != run.generation:
                     break  # redirected: what the old lane still held belongs to the old answer
                 lane = asking.lane or lane
                 run.answered = lane.model or run.answered
-                if getattr(event, "type", "").startswith("response.reasoning") and run.first_token_at is None:
-                    run.thinking(self.host, asyncio.get_running_loop().time())  # a reasoning model thinks first
-                    continue
-                if isinstance(event, wire.OutputTextDelta) and event.delta:
-                    now = asyncio.get_running_loop().time()
-                    run.first_token_at = run.first_token_at or now
-                    run.last_token_at = now
-                    run.tokens += 1
-                    sent = session.batches_sent
-                    session.delta(event.delta)
-                    self.pump(run)
-                    if session.shaper.ended:  # the rest is not code (prose, a repeat): stop paying for it
-                        log.info("rewrite %s: %s; the rest of the answer is left out", run.id, session.shaper.ended)
-                        await self._stop_lane(run)
-                        break
-                    if session.batches_sent != sent:  # let the edit go out now, not after the deltas queued
-                        await asyncio.sleep(0)  # ok: a yield to the task that writes it (fast streams queue many)
-                    run.report_progress(self.host, now)
+                if not self._feed(run, events, first=run.tokens == tokens_before):
+                    # the rest is not code (prose, a repeat): stop paying for it
+                    log.info("rewrite %s: %s; the rest of the answer is left out", run.id, session.shaper.ended)
+                    await self._stop_lane(run)
+                    break
             lane = asking.lane or lane
             run.usage = lane.usage or run.usage
             if generation == run.generation and lane.incomplete_reason not in (None, "interrupted"):
@@ -311,6 +298,30 @@ class Rewrites:
             session.fail(f"internal error: {exc!r}")
         self.pump(run)
 
+    def _feed(self, run: RewriteRun, events: list[wire.ServerEvent], first: bool) -> bool:
+        """Events that came together from the model into the session, then one pump for all of them (and
+        one after the `first` token of an answer: its first edit goes with it, as it came); False once the
+        session's shaper ended the answer."""
+        session, now, texts = run.session, asyncio.get_running_loop().time(), False
+        for event in events:
+            if getattr(event, "type", "").startswith("response.reasoning") and run.first_token_at is None:
+                run.thinking(self.host, now)  # a reasoning model thinks first
+            elif isinstance(event, wire.OutputTextDelta) and event.delta:
+                run.first_token_at = run.first_token_at or now
+                run.tokens += 1
+                texts = True
+                session.delta(event.delta)
+                if session.shaper.ended:
+                    break
+                if first:
+                    first = False
+                    self.pump(run)
+        if texts:
+            run.last_token_at = now
+            self.pump(run)
+            run.report_progress(self.host, now)
+        return not session.shaper.ended
+
     async def _stop_lane(self, run: RewriteRun) -> None:
         lane, run.lane = run.lane, None
         if lane is not None and not lane.done:
@@ -328,12 +339,15 @@ class Rewrites:
             run.first_edit_at = loop.time()
         if run.session.batches_applied > run.edits_seen:
             run.edits_seen, run.last_edit_at = run.session.batches_applied, loop.time()
-        batch = run.session.poll(loop.time())
+        now = loop.time()
+        batch = run.session.poll(now)
         if batch is not None:
             enc = self.host.encoding
             params = convert.workspace_edit(run.session.doc, batch, enc,
                                             "FlowEdit revert" if batch.revert else "FlowEdit rewrite")
             self._spawn(run, self._apply(run, batch.id, params, None if batch.revert else run.id))
+            if not batch.revert:
+                run.hold_lane(now)
         wake = run.session.wakeup_at
         wake = None if wake is None else wake + 0.001
         if run.timer is not None and (wake is None or run.timer.when() != wake):

@@ -3,6 +3,10 @@
 A channel is multiplexed (lanes named `fe-1`..`fe-32`, reused once the server has finished with them,
 since OpenAI caps distinct ids per connection), one-at-a-time (one lane, no `stream_id` sent), or
 probing: one lane sent with a `stream_id`, and the first answer tells which of the two the endpoint is.
+
+While every lane holds (`Lane.hold`: its consumer acts on nothing before a time), the socket is not read
+until the earliest of those times: what arrives meanwhile waits in the kernel and comes in one read, not
+one wake-up per frame.
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ class Channel:
         self._verdict: asyncio.Future[str] | None = None
         self._fate: tuple[str, Failure] | None = None  # set when flowedit itself closes the socket
         self._closer: asyncio.Task[None] | None = None
+        self._unhold: asyncio.TimerHandle | None = None  # resumes reading the socket when the lanes' holds end
+        self._paused = False  # the socket is not read (the lanes hold)
+        self._unread = False  # reading resumed and nothing read since: a hold waits for the next frame
         self._reader = asyncio.create_task(self._read_loop(), name=f"flowedit-model-read-{label}")
 
     def __repr__(self) -> str:
@@ -72,7 +79,9 @@ class Channel:
         """Register a lane, then send its `response.create` (the caller's object is not modified)."""
         stream_id = None if self.multiplex is False else self._free_id()
         lane = Lane(stream_id, self.interrupt, self._stale)
+        lane.on_hold = self._hold
         self._lanes[stream_id] = lane  # before sending: the first answer may arrive before send() returns
+        self._resume()
         if self.multiplex is None:
             self._verdict = asyncio.get_running_loop().create_future()
         try:
@@ -139,6 +148,9 @@ class Channel:
         try:
             while True:
                 frame = await self.conn.recv()
+                if self._unread:
+                    self._unread = False
+                    self._hold()
                 try:
                     event = wire.decode_server_event(frame)
                 except wire.WireError as exc:
@@ -157,6 +169,39 @@ class Channel:
             why, failure = "lost", _lost("internal error in the model link")
         finally:
             await self._shutdown(why, failure)
+
+    def _held_until(self) -> float | None:
+        """When the earliest hold of the lanes ends, if every lane holds and none has ended yet."""
+        due = None
+        for lane in self._lanes.values():
+            if lane.held_until is None:
+                return None
+            due = lane.held_until if due is None else min(due, lane.held_until)
+        return due if due is not None and due > asyncio.get_running_loop().time() else None
+
+    def _hold(self) -> None:
+        """A lane's hold moved: read the socket again when the earliest hold ends, or now. Once reading
+        resumed, the socket is read at least once before it pauses again (else a hold set as the last one
+        ends could leave what came meanwhile in the kernel for another hold, and another)."""
+        due = self._held_until()
+        if due is None:
+            self._resume()
+            return
+        if self._unhold is None or self._unhold.when() != due:
+            if self._unhold is not None:
+                self._unhold.cancel()
+            self._unhold = asyncio.get_running_loop().call_at(due, self._resume)
+        if not self._paused and not self._unread:
+            self._paused = True
+            self.conn.pause_reading()
+
+    def _resume(self) -> None:
+        if self._unhold is not None:
+            self._unhold.cancel()
+            self._unhold = None
+        if self._paused:
+            self._paused, self._unread = False, True
+            self.conn.resume_reading()
 
     def _route(self, event: wire.ServerEvent) -> bool:
         """Hand one event to its lane; returns True when a retiring socket has nothing left to carry."""

@@ -143,6 +143,12 @@ class _FakeConnection:
             self._peer.closed_by_client = True
             self._peer._shut()
 
+    def pause_reading(self) -> None:
+        """In memory there is no kernel buffer to leave frames in: every frame comes as it is sent."""
+
+    def resume_reading(self) -> None:
+        pass
+
 
 def responder(text: str = "ok", *, chunk: int = 4) -> Handler:
     """A script that answers every `response.create` in full with `text` and ignores interrupts."""

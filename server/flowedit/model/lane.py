@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -40,7 +41,8 @@ class Lane:
     socket raises `ModelConnectionLost`. A lane is never resumed on another socket.
 
     The socket that carries the lane owns its lifecycle (`feed`, `end`, `detach`); the lane only calls
-    back `on_interrupt(lane)` when its consumer stops it while the socket still routes it.
+    back `on_interrupt(lane)` when its consumer stops it while the socket still routes it, and
+    `on_hold()` when its consumer moves its `hold`.
     """
 
     def __init__(self, stream_id: str | None, on_interrupt: Callable[[Lane], Awaitable[None]],
@@ -54,7 +56,10 @@ class Lane:
         self.incomplete_reason: str | None = None
         self.usage: dict[str, Any] | None = None  # the terminal event's token counts, when the endpoint sends them
         self._on_interrupt = on_interrupt
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.on_hold: Callable[[], None] = lambda: None
+        self.held_until: float | None = None  # see `hold`
+        self._queue: deque[Any] = deque()
+        self._waiter: asyncio.Future[None] | None = None  # the consumer waits for the next item
         self._routed = True  # the socket still routes frames here
         self._stopped = False  # iteration is over (terminal consumed, failure raised, or interrupted)
         self._heard = 0.0  # loop time of the last event (the stall watchdog reads it)
@@ -75,7 +80,8 @@ class Lane:
     async def __anext__(self) -> wire.ServerEvent:
         if self._stopped:
             raise StopAsyncIteration
-        item = await self._queue.get()
+        await self._arrival()
+        item = self._queue.popleft()
         if self._stopped or item is _END:
             self._stopped = True
             raise StopAsyncIteration
@@ -83,6 +89,35 @@ class Lane:
             self._stopped = True
             raise item
         return item
+
+    async def take(self) -> list[wire.ServerEvent]:
+        """Every event received and not yet taken, in order (waiting for one if there is none): what came
+        together, for a consumer that acts once for all of them. [] once the response is over; a failure
+        raises as iteration does, after the events before it."""
+        if self._stopped:
+            return []
+        await self._arrival()
+        events: list[wire.ServerEvent] = []
+        queue = self._queue
+        while queue:
+            item = queue[0]
+            if self._stopped or item is _END or isinstance(item, ModelFailure):
+                if events:
+                    return events
+                queue.popleft()
+                self._stopped = True
+                if isinstance(item, ModelFailure):
+                    raise item
+                return events
+            events.append(queue.popleft())
+        return events
+
+    def hold(self, until: float | None) -> None:
+        """The consumer acts on nothing this lane brings before loop time `until` (None: on each event as
+        it comes): while every lane of a socket holds, the socket is read again when the earliest hold
+        ends, and what arrived meanwhile comes in one read rather than one wake-up per frame."""
+        self.held_until = until
+        self.on_hold()
 
     async def text(self) -> str:
         """Consume the lane and return its concatenated text deltas."""
@@ -96,7 +131,7 @@ class Lane:
         """
         if not self._stopped:
             self._stopped = True
-            self._queue.put_nowait(_END)
+            self._put(_END)
         if self._routed:
             await self._on_interrupt(self)
 
@@ -139,7 +174,7 @@ class Lane:
                 self.end(ModelError(error.get("code") or "response_failed",
                                      str(error.get("message") or "the response failed")))
                 return True
-            self._queue.put_nowait(event)
+            self._put(event)
             if event.terminal:
                 self.usage = event.response.usage if isinstance(event.response.usage, dict) else None
                 if event.type == "response.incomplete":
@@ -150,8 +185,22 @@ class Lane:
         if isinstance(event, wire.ErrorEvent):
             self.end(ModelError(event.error.code, event.error.message, status=event.status, param=event.error.param))
             return True
-        self._queue.put_nowait(event)
+        self._put(event)
         return False
+
+    async def _arrival(self) -> None:
+        """Wait until something is queued."""
+        if not self._queue:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+    def _put(self, item: Any) -> None:
+        self._queue.append(item)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     def _from_older_response(self, event: wire.ServerEvent) -> bool:
         """An event of a response that is not this lane's: one with another response id, one of a stopped
@@ -171,7 +220,7 @@ class Lane:
     def end(self, last: Any) -> None:
         """Stop routing; `last` is `_END` or the failure to raise after the queued events."""
         self.detach()
-        self._queue.put_nowait(last)
+        self._put(last)
 
     def detach(self) -> None:
         """Stop routing without a last item (the socket forgot the lane; its consumer was told otherwise)."""

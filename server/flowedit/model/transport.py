@@ -48,6 +48,12 @@ class Connection(Protocol):
     async def close(self) -> None:
         """Close the socket (idempotent); a pending `recv()` then raises `ModelConnectionLost`."""
 
+    def pause_reading(self) -> None:
+        """Leave what arrives in the kernel until `resume_reading` (frames read already still come)."""
+
+    def resume_reading(self) -> None:
+        """Read the socket again (idempotent)."""
+
 
 class Transport(Protocol):
     """Opens connections to a model endpoint."""
@@ -240,6 +246,13 @@ class _WebSocketConnection:
 
     async def close(self) -> None:
         await self._ws.close()  # idempotent; swallows ConnectionClosed itself
+
+    def pause_reading(self) -> None:
+        self._ws.transport.pause_reading()  # (idempotent, and a no-op once closing)
+
+    def resume_reading(self) -> None:
+        if not self._ws.recv_messages.paused:  # (unless websockets holds off itself: its frames are unread)
+            self._ws.transport.resume_reading()
 
 
 def loopback(host: str) -> bool:

@@ -223,8 +223,17 @@ def _load(frame: str | bytes) -> dict[str, Any]:
     return data
 
 
+# how a text delta (most frames of an answer) begins as OpenAI and flowedit's gateway write it
+_DELTA_START = '{"type":"response.output_text.delta"'
+
+
 def decode_server_event(frame: str | bytes) -> ServerEvent:
     """Parse one server frame; unknown types become `UnknownEvent`; invalid ones raise `WireError`."""
+    if isinstance(frame, str) and frame.startswith(_DELTA_START):
+        try:  # parsed and checked in one pass (a third of the time of the general path)
+            return OutputTextDelta.model_validate_json(frame)
+        except ValidationError:
+            pass  # the general path says what is wrong
     data = _load(frame)
     if data["type"] not in _KNOWN_SERVER_TYPES:
         return UnknownEvent.model_validate(data)
