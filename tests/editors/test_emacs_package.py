@@ -188,7 +188,7 @@ async def test_emacs_package_rewrites_undoes_interrupts_redirects_reverts(tmp_pa
     # (astral characters sit before the target on its line: a unit mistake would have shown above)
     assert record("position encoding", ready["encoding"] in (None, "utf-16") and rewritten == expected, "utf-16"), \
         diag()
-    record("inline ghost text", False, "Emacs has no inline completion client: the completion fallback serves")
+    record("inline ghost text", False, "Eglot has no inline completion client: the completion fallback serves")
     record.save()
 
 
