@@ -156,3 +156,25 @@ async def test_an_endpoint_that_refuses_generate_false_is_not_asked_again():
         await ed.stop()
         await gateway.close()
     assert len(engine.warmed) == 1 and counters["warm_ups"] == 1 and counters["warm_ups_skipped"] == 1, counters
+
+
+async def test_a_cursor_that_rests_where_the_user_looks_warms_once_before_any_completion():
+    """A document that gets focus, a jump: flowedit's packages say where the cursor is (`flowedit/cursor`);
+    once it rests, the context there goes ahead, once until the user types."""
+    engine = Reading()
+    gateway, ed = await _session(engine)
+    try:
+        ed.cursor(URI, CURSOR)
+        counters = await _rested(ed)
+        ed.cursor(URI, CURSOR - 1)  # looking around: the same idle period, nothing more is sent
+        counters = await _rested(ed, 2)
+        ed.type(URI, CURSOR, CURSOR, "z")  # a key, then a completion that continues the warm-up
+        assert [i.insert_text for i in await ed.ghost(URI, CURSOR + 1)] == [ANSWER]
+    finally:
+        await ed.stop()
+        await gateway.close()
+    assert counters["warm_ups"] == 1 and counters["warm_ups_skipped"] == 1, counters
+    [warm] = engine.warmed
+    assert warm.generate is False and warm.flowedit["prefix"].endswith("result = ")
+    [asked] = _asked_after(engine, "result = z")
+    assert isinstance(asked, Continuation) and asked.cached_tokens == input_tokens(warm)

@@ -135,4 +135,8 @@ def register(server: Any) -> None:
         p: CursorParams = parse(CursorParams, (plain(params),))
         doc = ls.docs.get(p.uri)
         if doc is not None and not doc.unsafe:
-            ls.next_edits.cursor_moved(p.uri, doc.offset_at(convert.position(p.lsp()), ls.encoding))
+            offset = doc.offset_at(convert.position(p.lsp()), ls.encoding)
+            ls.next_edits.cursor_moved(p.uri, offset)
+            # the user looks at this place (a document that got focus, a jump): once the cursor rests, warm
+            # the model with the context there (at most once until the user types: lsp/warming.py)
+            ls.completer.warming.rests_at(p.uri, offset)
