@@ -112,7 +112,10 @@ FOLLOWING = [
     ("model_calls", "model calls", "n"), ("continued", "continued", "n"), ("fallbacks", "fallbacks", "n"),
     ("first_tokens", "1st call new tok", "n"), ("new_tokens", "later new tok p50", "n"),
     ("first_ms", "1st ghost ms", "ms"), ("ghost_p50", "later ghost p50 ms", "ms"), ("ghost_p90", "p90 ms", "ms"),
+    ("input_per_100", "input tok/100 keys", "n"), ("billed_per_100", "billed tok/100 keys", "n"),
 ]
+# what a cached input token is billed, against a new one (the endpoint's usage says which were cached)
+CACHED_PRICE = 0.1
 WARMING = [
     ("warm_up", "warm-up", "text"), ("prefill_us", "prefill µs/tok", "n"), ("context", "context tok", "n"),
     ("warm_ups", "warm-ups", "n"), ("warm_up_hits", "continued", "n"), ("key_tokens", "key new tok", "n"),
@@ -363,8 +366,13 @@ async def follow_ups(typist: Typist, on: bool, prefill_us: float, keys: int, rep
                 raise RuntimeError(f"key {i}: the stand-in's line was not shown ({answer.text!r})")
             later.append(answer.latency_ms)
         editor.close(uri)
+        await asyncio.sleep(0.3)  # ok: the last call's usage is counted once its response has ended
         counters, read = editor.counters(), engine.new_tokens[calls:]
-        runs.append({"model_calls": counters["model_calls"] - before["model_calls"],
+        sent = counters["input_tokens"] - before["input_tokens"]
+        cached = counters["cached_input_tokens"] - before["cached_input_tokens"]
+        runs.append({"input_per_100": sent * 100 / keys,
+                     "billed_per_100": (sent - cached + cached * CACHED_PRICE) * 100 / keys,
+                     "model_calls": counters["model_calls"] - before["model_calls"],
                      "continued": counters["followups"] - before["followups"],
                      "fallbacks": counters["followup_fallbacks"] - before["followup_fallbacks"],
                      "first_tokens": read[0], "new_tokens": statistics.median(read[1:]),
@@ -524,7 +532,9 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"\nfollow-ups — 16,000 characters of code above the cursor (the default 1,500-token prefix sent), "
           f"{args.follow_keys} keys that leave the suggestion, each ghost text awaited; the stand-in reads new "
           f"input tokens at {args.prefill_us:g} µs each; new tok = "
-          "input tokens a call made it read (previous_response_id: the keys only)")
+          "input tokens a call made it read (previous_response_id: the keys only); input / billed tok per 100 "
+          f"keys: every call's input tokens as the endpoint's usage reports them (flowedit/status), billed with "
+          f"cached ones at {CACHED_PRICE:.0%} of the price")
     print(table(FOLLOWING, following))
     print(f"\nwarm-up — ghost text below {WARM_CONTEXT_TOKENS:,} tokens of context, read for "
           f"{WARM_READING_S * 1000:g} ms, then a key that leaves it: that key's ghost text, with inline.warm_up off "

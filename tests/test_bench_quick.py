@@ -14,7 +14,7 @@ FIGURES = {
     "bridge": ["first delta ms", "whole answer ms", "added by bridge (keep-alive)", "Nagle on"],
     "completion": ["type along", "diverge", "after a pause", "partial accept", "over model p50 ms", "burst",
                    "calls/100 keys", "key→call p50 ms", "accept → next", "next p50 ms", "follow-ups",
-                   "later new tok p50", "later ghost p50 ms", "warm-up —", "warm-ups", "key new tok",
+                   "later new tok p50", "later ghost p50 ms", "input tok/100 keys", "billed tok/100 keys", "warm-up —", "warm-ups", "key new tok",
                    "ghost after reading p50 ms"],
     "document": ["core Document.apply of a character", "middle of a 1 MB line, utf-16", "position → offset",
                  "rewrite inside a line", "ratio",

@@ -178,3 +178,24 @@ async def test_a_cursor_that_rests_where_the_user_looks_warms_once_before_any_co
     assert warm.generate is False and warm.flowedit["prefix"].endswith("result = ")
     [asked] = _asked_after(engine, "result = z")
     assert isinstance(asked, Continuation) and asked.cached_tokens == input_tokens(warm)
+
+
+async def test_what_the_calls_cost_is_counted_from_the_endpoints_usage_cached_input_apart():
+    """Every call's input tokens as the endpoint reports them, the part it had read before apart: what a user
+    who pays per token is billed (flowedit/status's completion counters). Here a completion, then a key: the
+    call that continues it sends the key, the endpoint has the rest (warm-ups count the same way)."""
+    engine = Reading()
+    gateway, ed = await _session(engine, inline={"speculate": False})
+    try:
+        assert [i.insert_text for i in await ed.ghost(URI, CURSOR)] == [ANSWER]
+        ed.type(URI, CURSOR, CURSOR, "z")
+        assert [i.insert_text for i in await ed.ghost(URI, CURSOR + 1)] == [ANSWER]
+        counters = await ed.wait_until(lambda: (c := ed.counters())["cached_input_tokens"] > 0 and c,
+                                       "the continuation's usage")
+    finally:
+        await ed.stop()
+        await gateway.close()
+    [first, last] = engine.requests
+    assert isinstance(last, Continuation) and counters["cached_input_tokens"] == last.cached_tokens > 500
+    assert counters["input_tokens"] == input_tokens(first) + input_tokens(last)
+    assert counters["input_tokens"] - counters["cached_input_tokens"] == input_tokens(first) + new_input_tokens(last)

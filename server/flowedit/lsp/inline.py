@@ -295,6 +295,7 @@ class InlineCompleter:
         finally:
             stream.done = True
             stream.changed.set()
+            self.counters.billed(stream.lane.usage if stream.lane is not None else None)
             self.host.send_status(request=self._figures(stream))
             log.debug("completion model call ended: %s; counters %s", self._figures(stream), self.counters.as_dict())
 

@@ -44,9 +44,22 @@ class Counters:
     warm_ups: int = 0  # contexts sent ahead with generate: false while the cursor rested (core/warmup.py)
     warm_up_hits: int = 0  # model calls that continued a warm-up, sending only the keys typed since
     warm_ups_skipped: int = 0  # rests that sent none (off, metered, withheld, warmed already, held by an answer)
+    # what the calls cost a user who pays per token, as the endpoint reported it (its usage; warm-ups included)
+    input_tokens: int = 0  # every input token the calls sent
+    cached_input_tokens: int = 0  # ... of which the endpoint had read before (billed at a discount where cached)
 
     def as_dict(self) -> dict[str, int]:
         return dict(vars(self))
+
+    def billed(self, usage: dict | None) -> None:
+        """Count the input tokens of one call's `usage` (the response's, when the endpoint sends one)."""
+        if not isinstance(usage, dict):
+            return
+        tokens = usage.get("input_tokens")
+        details = usage.get("input_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        self.input_tokens += tokens if isinstance(tokens, int) else 0
+        self.cached_input_tokens += cached if isinstance(cached, int) else 0
 
 
 @dataclass

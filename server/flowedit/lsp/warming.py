@@ -110,6 +110,7 @@ class Warming:
         finally:
             stream.done = True
             stream.changed.set()
+            self.completer.counters.billed(stream.lane.usage if stream.lane is not None else None)
 
     async def continued(self, uri: str, doc: Document, offset: int, ctx: FimContext, superseded: asyncio.Future):
         """(the warm-up of `uri`, what was typed since) when a call for `ctx` can continue it, waiting for it
