@@ -1,6 +1,6 @@
 """Inline-completion benchmark: typing sessions against `flowedit lsp`, side by side, medians over reps.
 
-Four parts, each a typist imitated by `flowedit.editor.client` (an editor with `textDocument.inlineCompletion`)
+Four parts, each a typist imitated by `flowedit.editor_standin.client` (an editor with `textDocument.inlineCompletion`)
 against the real language server (subprocess, stdio) and the real gateway socket in this process, answered
 by the scripted model stand-in — not a model — at `--rate` tokens/s after `--first-token-ms`:
 
@@ -44,7 +44,7 @@ from flowedit.engines.base import new_input_tokens
 
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
-from flowedit.editor.client import SERVER_COMMAND, EditorClient, InlineAnswer
+from flowedit.editor_standin.client import SERVER_COMMAND, EditorClient, InlineAnswer
 
 # `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
 QUICK = ["--reps", "1", "--keys-ms", "80", "--first-token-ms", "50", "--diverge-at", "3", "--burst-keys", "8",
@@ -473,7 +473,7 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"flowedit completion benchmark — scripted model stand-in (not a model) at {args.rate:g} tok/s, "
           f"{args.reps} sessions per row; counts are medians, latencies pooled over the sessions")
     print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}; `flowedit lsp` in a "
-          f"subprocess, gateway in this process, editor = flowedit.editor.client (inlineCompletion, utf-16)")
+          f"subprocess, gateway in this process, editor = flowedit.editor_standin.client (inlineCompletion, utf-16)")
 
     along, diverging, partial, paused, bursting, accepting, following, warming = [], [], [], [], [], [], [], []
     for first_token_ms in first_tokens:

@@ -8,7 +8,7 @@
   from the command to its end (the server has read the opened document before the clock starts);
 - server: 100 open documents of 10,000 lines of real code (the standard library's files, one after another):
   the server's RSS growth from opening them, over their text's size in UTF-8 bytes (target ≤ 1.5×);
-- server: the real `flowedit lsp` (subprocess, stdio) and the editor stand-in of `flowedit.editor.client`;
+- server: the real `flowedit lsp` (subprocess, stdio) and the editor stand-in of `flowedit.editor_standin.client`;
   after each keystroke (a `didChange`) a `workspace/executeCommand flowedit.stats` round trip, which waits
   for the server to have handled the change: its p50 in each document, interleaved (tiny, 1 MB, tiny
   again), and the difference (target: ≤ 1 ms).
@@ -32,8 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or via `flowedit bench document`
 from soak_bench import process_figures  # noqa: E402
 
-from flowedit.core.text import Change, Document, Encoding
-from flowedit.editor.client import EditorClient
+from flowedit.core.text.document import Change, Document, Encoding
+from flowedit.editor_standin.client import EditorClient
 
 BIG = ((Path(sysconfig.get_paths()["stdlib"]) / "typing.py").read_text(encoding="utf-8") * 40)[:1_000_000]
 TINY = "x = 1\n"
@@ -123,7 +123,7 @@ ANSWER = "compute(é, 中文, 😀) + " * 40 + "0"  # ~280 tokens of a one-line 
 async def rewrite_ms(line: str, reps: int) -> float:
     """p50 of a whole replace-mode rewrite of `OLD` in the middle of `line` (the document's one line), from
     the command to its end, against the scripted stand-in at 20,000 tok/s."""
-    from flowedit.editor.client import SERVER_COMMAND
+    from flowedit.editor_standin.client import SERVER_COMMAND
     from flowedit.engines.gateway import Gateway
     from flowedit.engines.scripted import ScriptedEngine
 

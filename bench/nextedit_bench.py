@@ -23,7 +23,7 @@ import statistics
 import time
 from typing import Any
 
-from flowedit.editor.client import EditorClient
+from flowedit.editor_standin.client import EditorClient
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
 from flowedit.quality.metrics import percentile

@@ -1,5 +1,5 @@
 """A plain pygls `LanguageClient` as the editor of a rewrite, beside flowedit's own stand-in
-(`flowedit.editor.client`): none of flowedit's text code — each document a `str`, UTF-16 columns counted
+(`flowedit.editor_standin.client`): none of flowedit's text code — each document a `str`, UTF-16 columns counted
 here. It starts `flowedit lsp` over stdio, declares `workspace.applyEdit`, runs `flowedit.rewrite` and
 answers every `workspace/applyEdit` as VS Code does: checked against its version, applied to its copy,
 echoed with one `didChange` (the next version), then `applied: true`. A rewrite ends with the

@@ -1,7 +1,7 @@
 """Responsiveness benchmark: does the server answer the editor while the embedded engine works?
 
 The real `flowedit lsp` (subprocess, stdio) on the embedded engine, its corpus this machine's Python standard
-library (~870 files, ~13 MB, ~5M tokens: `embedded.corpus`), the editor stand-in of `flowedit.editor.client`:
+library (~870 files, ~13 MB, ~5M tokens: `embedded.corpus`), the editor stand-in of `flowedit.editor_standin.client`:
 
 - a typist types a standard-library file (its first third already there) into an open document, one key every `--key-ms` ms and a pause
   of `--pause-ms` at each line's end, and asks for ghost text after each key (automatic trigger, as an
@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from flowedit.editor.client import SERVER_COMMAND, EditorClient
+from flowedit.editor_standin.client import SERVER_COMMAND, EditorClient
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 TYPED = STDLIB / "json" / "encoder.py"  # (typed, and left out of the corpus by the engine: it is the open document)

@@ -2,7 +2,7 @@
 
 Three processes, as in real use: `flowedit serve` (the scripted model stand-in — not a model — behind the
 real gateway socket), `flowedit lsp` over stdio, and this process as the editor: flowedit's own stand-in
-(`flowedit.editor.client`) and a plain pygls `LanguageClient` (bench/plain_client.py), each against its own
+(`flowedit.editor_standin.client`) and a plain pygls `LanguageClient` (bench/plain_client.py), each against its own
 fresh gateway and server. For every rate and editor, a warm-up rewrite (interrupted at its first edit, not
 counted) opens the model link, then `--reps` rewrites of the sample function; the table shows medians: the
 lag behind the stream, the edits' pace and longest gap, and the CPU the server and the gateway spend per
@@ -29,7 +29,7 @@ from plain_client import PlainClient, Rewritten  # noqa: E402
 
 from flowedit.cli.demo import FUNCTION, SAMPLE, function_span  # noqa: E402
 from flowedit.engines.scripted import tokenize  # noqa: E402
-from flowedit.editor.client import SERVER_COMMAND, EditorClient  # noqa: E402
+from flowedit.editor_standin.client import SERVER_COMMAND, EditorClient  # noqa: E402
 
 # `flowedit bench --quick` (CI): the arguments that prove it runs and prints every figure
 QUICK = ["--reps", "1", "--rates", "20000", "--tokens", "300",
@@ -232,7 +232,7 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}; "
           f"gateway and `flowedit lsp` in subprocesses; editors (utf-16): "
-          + ", ".join({"stand-in": "stand-in = flowedit.editor.client", "pygls": "pygls = a plain pygls "
+          + ", ".join({"stand-in": "stand-in = flowedit.editor_standin.client", "pygls": "pygls = a plain pygls "
                        "LanguageClient (bench/plain_client.py)"}[c] for c in clients) + "\n")
     print(header())
     with tempfile.TemporaryDirectory() as tmp:

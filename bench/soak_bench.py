@@ -18,7 +18,7 @@ import random
 import time
 from pathlib import Path
 
-from flowedit.editor.client import EditorClient
+from flowedit.editor_standin.client import EditorClient
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
 

@@ -54,7 +54,7 @@ def test_the_installed_package_says_it_is_typed():
 
 def test_the_language_server_starts_without_the_other_commands_imports():
     probe = ("import sys; from flowedit.cli import build_parser; build_parser('lsp').parse_args(['lsp']); "
-             "print(sorted(m for m in ('flowedit.cli.demo', 'flowedit.engines.serve', 'flowedit.editor.view') "
+             "print(sorted(m for m in ('flowedit.cli.demo', 'flowedit.engines.serve', 'flowedit.editor_standin.view') "
              "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
@@ -65,7 +65,7 @@ def test_the_language_server_is_built_without_what_initialize_does_not_need():
     are imported after it (bench/startup_bench.py has the figures)."""
     probe = ("import sys; from flowedit.lsp.server import build_server; build_server({}); "
              "print(sorted(m for m in ('pydantic', 'flowedit.model.wire', 'flowedit.model.link', "
-             "'flowedit.engines.factory', 'flowedit.lsp.settings', 'flowedit.lsp.rewrites', 'flowedit.lsp.inline', "
+             "'flowedit.engines.factory', 'flowedit.lsp.settings.model', 'flowedit.lsp.rewrite.driver', 'flowedit.lsp.inline.completer', "
              "'websockets', 'httpx2') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

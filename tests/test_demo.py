@@ -1,4 +1,4 @@
-"""`flowedit demo` end to end (the example is a test target), and `flowedit.editor.client` against the real server."""
+"""`flowedit demo` end to end (the example is a test target), and `flowedit.editor_standin.client` against the real server."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import subprocess
 import sys
 
 from flowedit.cli.demo import EMBEDDED, FILE, _answer, copy_project, function_span
-from flowedit.core.text import Change
-from flowedit.editor.records import AppliedEdit
-from flowedit.editor.view import RewriteView, Style, TypingView, table
+from flowedit.core.text.document import Change
+from flowedit.editor_standin.records import AppliedEdit
+from flowedit.editor_standin.view import RewriteView, Style, TypingView, table
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
-from flowedit.editor.client import SERVER_COMMAND, EditorClient
+from flowedit.editor_standin.client import SERVER_COMMAND, EditorClient
 from tests.lsp.harness import rewrite_selection
 
 DEMO = [sys.executable, "-m", "flowedit.cli", "demo", "--no-color"]

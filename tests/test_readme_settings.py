@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from flowedit.core.exclude import DEFAULT_EXCLUDES
-from flowedit.lsp.settings import parse_settings
+from flowedit.lsp.settings.model import parse_settings
 
 README = Path(__file__).parents[1] / "README.md"
 

@@ -37,7 +37,7 @@ from github_standin import GithubStandIn  # noqa: E402
 from lsp_client import LspClient  # noqa: E402
 from typist import LINE, Peer, after_pause, burst, model_alone  # noqa: E402
 
-from flowedit.editor.client import SERVER_COMMAND  # noqa: E402
+from flowedit.editor_standin.client import SERVER_COMMAND  # noqa: E402
 from flowedit.engines.gateway import Gateway  # noqa: E402
 
 ANSWER = LINE + "\n"

@@ -5,7 +5,7 @@ export interface Preset {
   instruction: string;
 }
 
-/** What the server reads from initializationOptions / workspace/didChangeConfiguration (settings.py). */
+/** What the server reads from initializationOptions / workspace/didChangeConfiguration (server/flowedit/lsp/settings/model.py). */
 export interface ServerSettings {
   endpoint: string | null;
   model: string | null;

@@ -15,7 +15,7 @@ habits of real clients that docs/editor-habits.md records:
 With `buffer_eol` set, the editor writes every line break it inserts (ours or the user's) as that EOL,
 as VS Code does with its buffer's EOL — also in a one-line file, where the text shows no line end.
 Positions cross the wire as LSP (line, character) in the negotiated encoding, computed here
-independently of flowedit.core.text.
+independently of flowedit.core.text.document.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from flowedit.core.echo import EditorHabits
-from flowedit.core.region import Region
-from flowedit.core.session import EditBatch, Mode, RewriteSession, SessionLimits
-from flowedit.core.text import Change, Document, Encoding, Position
+from flowedit.core.rewrite.echo import EditorHabits
+from flowedit.core.text.region import Region
+from flowedit.core.rewrite.session import EditBatch, Mode, RewriteSession, SessionLimits
+from flowedit.core.text.document import Change, Document, Encoding, Position
 
 URI = "file:///sim.py"
 # what the glue knows of each imitated client (EditorHabits.of_client from its clientInfo)

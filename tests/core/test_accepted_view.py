@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from flowedit.core.fim import accepted_view, cursor_at, fim_context
-from flowedit.core.text import Document
+from flowedit.core.inline.context import accepted_view, cursor_at, fim_context
+from flowedit.core.text.document import Document
 
 _CHARS = st.sampled_from(list("ab _(x)\n\n\t:é中😀") + ["\r\n", "    ", "  "])
 _TEXT = st.lists(_CHARS, max_size=300).map("".join)

@@ -1,4 +1,4 @@
-"""The chunked text of a document (core/chunks.py) against the `str` it stands for."""
+"""The chunked text of a document (core/text/chunks.py) against the `str` it stands for."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowedit.core.chunks import Text
+from flowedit.core.text.chunks import Text
 
 CHARS = st.sampled_from(["a", "b", "\n", "\r", "\r\n", "é", "中", "😀"])
 TEXT = st.lists(CHARS, max_size=30).map("".join)

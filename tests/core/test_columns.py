@@ -1,4 +1,4 @@
-"""Columns counted from checkpoints (core/columns.py `ColumnIndex`) equal columns counted over the whole
+"""Columns counted from checkpoints (core/text/columns.py `ColumnIndex`) equal columns counted over the whole
 line, through random edit sequences: every encoding, both directions, astral and CJK characters, CR LF."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowedit.core.columns import ColumnIndex, Encoding
-from flowedit.core.text import Change, Document, Position, PositionError
+from flowedit.core.text.columns import ColumnIndex, Encoding
+from flowedit.core.text.document import Change, Document, Position, PositionError
 from tests.core.sim import lsp_offset, lsp_position
 
 # no line breaks: what a long line is made of; lone surrogates too (an editor may send them to the index)

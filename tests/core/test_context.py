@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowedit.core.context import (
+from flowedit.core.rewrite.context import (
     CHARS_PER_TOKEN,
     DIFF_INSTRUCTIONS,
     OWN_LINES,
@@ -16,8 +16,8 @@ from flowedit.core.context import (
     RewriteContext,
     rewrite_context,
 )
-from flowedit.core.region import Region
-from flowedit.core.text import Document
+from flowedit.core.text.region import Region
+from flowedit.core.text.document import Document
 
 URI = "file:///src/app.py"
 CHARS = st.sampled_from("ab é中😀𝄞")

@@ -10,7 +10,7 @@ import unidiff
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flowedit.core.diffstream import (
+from flowedit.core.rewrite.diffstream import (
     Block,
     DiffFormatError,
     DiffStream,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from flowedit.core.exclude import (DEFAULT_EXCLUDES, KeyWatch, excluded_by, holds_private_key, secret_in, uri_path,
                                    withheld)
-from flowedit.core.text import Change, Document
+from flowedit.core.text.document import Change, Document
 
 
 # ---------------------------------------------------------------------------------------------- uri_path

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from flowedit.core.fim import FimContext, Snippet, continues, fim_context
-from flowedit.core.text import Change, Document
+from flowedit.core.inline.context import FimContext, Snippet, continues, fim_context
+from flowedit.core.text.document import Change, Document
 
 LINES = st.lists(st.text(st.sampled_from("ab é中😀\t(){}"), max_size=30), min_size=1, max_size=40)
 KEYS = st.text(st.sampled_from("xyz é😀\n("), min_size=0, max_size=12)

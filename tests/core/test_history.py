@@ -8,8 +8,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowedit.core.history import MAX_EVENTS, EditHistory, render_events
-from flowedit.core.text import Change, Document
+from flowedit.core.nextedit.history import MAX_EVENTS, EditHistory, render_events
+from flowedit.core.text.document import Change, Document
 
 TEXT = "def f(foo):\n    return foo + 1  # 中文 😀\n\nprint(f(2))\n"
 

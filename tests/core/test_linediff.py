@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowedit.core.diffstream import Block
-from flowedit.core.linediff import block_change, minimal_change, split_lines, whole_lines
-from flowedit.core.region import Region
-from flowedit.core.text import Change, Document, Encoding
+from flowedit.core.rewrite.diffstream import Block
+from flowedit.core.text.linediff import block_change, minimal_change, split_lines, whole_lines
+from flowedit.core.text.region import Region
+from flowedit.core.text.document import Change, Document, Encoding
 
 URI = "file:///t.py"
 CHARS = st.sampled_from(["a", "b", " ", "\t", "é", "中", "😀", "𝄞"])

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from flowedit.core.history import EditEvent, EditHistory
-from flowedit.core.nextedit import (CURSOR, REGION_END, REGION_START, START_OF_FILE, ZETA_TEMPLATE, Prediction,
+from flowedit.core.nextedit.history import EditEvent, EditHistory
+from flowedit.core.nextedit.prediction import (CURSOR_MARKER, REGION_END, REGION_START, START_OF_FILE, ZETA_TEMPLATE, Prediction,
                                     last_change_pattern, minimal_edits, next_edit_context, region_from_answer,
                                     repeat_last_edit, reverts, zeta_prompt)
-from flowedit.core.text import Change, Document
+from flowedit.core.text.document import Change, Document
 
 PIECES = st.sampled_from(["a", "b", "foo", " ", "(", ")", "\n", "\r\n", "中", "😀", "x1"])
 TEXT = st.lists(PIECES, max_size=14).map("".join)
@@ -54,8 +54,8 @@ def test_the_context_is_whole_lines_around_the_cursor_contiguous_in_the_document
     assert ctx.events == ('User edited "w.py":\n```diff\n@@ -4,1 +4,1 @@\n-a\n+b\n```',)
     excerpt = ctx.excerpt()
     assert excerpt.startswith("```w.py\n") and excerpt.endswith("```")
-    assert excerpt.index(REGION_START) < excerpt.index(CURSOR) < excerpt.index(REGION_END)
-    assert excerpt.replace(REGION_START + "\n", "").replace(CURSOR, "").replace(REGION_END + "\n", "") == \
+    assert excerpt.index(REGION_START) < excerpt.index(CURSOR_MARKER) < excerpt.index(REGION_END)
+    assert excerpt.replace(REGION_START + "\n", "").replace(CURSOR_MARKER, "").replace(REGION_END + "\n", "") == \
         "```w.py\n" + ctx.before + ctx.region + ctx.after + "```"
     top = next_edit_context(doc, 3, "w.py", [])
     assert top.start_of_file and top.excerpt().startswith(f"```w.py\n{START_OF_FILE}\n{REGION_START}\n")
@@ -84,7 +84,7 @@ def test_a_chat_models_wrapping_of_a_next_edit_is_taken_off():
 
 def test_an_answer_is_read_between_the_markers_or_whole_and_an_echo_of_the_context_is_refused():
     region = "    x = 1\n    y = 2\n"
-    zeta = f"```w.py\nbefore\n{REGION_START}\n    x = 10\n    y{CURSOR} = 2\n{REGION_END}\nafter\n```"
+    zeta = f"```w.py\nbefore\n{REGION_START}\n    x = 10\n    y{CURSOR_MARKER} = 2\n{REGION_END}\nafter\n```"
     assert region_from_answer(zeta, "before\n", "after\n", region) == "    x = 10\n    y = 2\n"
     assert region_from_answer("```python\n    x = 3\n    y = 2\n```", "", "", region) == "    x = 3\n    y = 2\n"
     assert region_from_answer("    x = 3\n    y = 2", "", "", region) == "    x = 3\n    y = 2\n"  # its line end kept
@@ -198,7 +198,7 @@ def test_history_and_prediction_follow_the_same_document_side_by_side():
 
 
 def test_a_streaming_answer_settles_the_edits_it_has_written_past():
-    from flowedit.core.nextedit import settled_region
+    from flowedit.core.nextedit.prediction import settled_region
 
     region = "a = 1\nb = 2  # 中文\nc = 3\nd = 4\n"
     assert settled_region("a = 10\n", region) is None  # (not back on the region's lines yet)

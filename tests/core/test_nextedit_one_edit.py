@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from flowedit.core.nextedit import Prediction, minimal_edits
-from flowedit.core.text import Change, Document
+from flowedit.core.nextedit.prediction import Prediction, minimal_edits
+from flowedit.core.text.document import Change, Document
 
 from tests.core.test_nextedit import local_rewrite
 

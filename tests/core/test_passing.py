@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowedit.core.passing import OldText
+from flowedit.core.rewrite.passing import OldText
 
 LINES = st.lists(st.text(st.sampled_from("ab é中😀"), max_size=5), max_size=6)
 

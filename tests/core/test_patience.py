@@ -1,10 +1,10 @@
-"""Waiting for a call the user typed past before its first token, or asking again (core/patience.py)."""
+"""Waiting for a call the user typed past before its first token, or asking again (core/inline/patience.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from flowedit.core.patience import Patience
+from flowedit.core.inline.patience import Patience
 
 
 def test_with_nothing_learned_a_call_is_kept():

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowedit.core.text import Change, Document
+from flowedit.core.text.document import Change, Document
 from tests.budget import budget
 
 TEXT = st.text(alphabet="ab\n😀é", max_size=30)

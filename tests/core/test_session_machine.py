@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from flowedit.core.events import Conflict, Failed, Finished, Interrupted, State
+from flowedit.core.rewrite.events import Conflict, Failed, Finished, Interrupted, State
 from tests.budget import budget
 from tests.core.sim import SimServer, deliver_one, settle
 from tests.core.test_session_props import (BEHAVIOURS, ENCODINGS, WORDS, _check_revert, _editor,

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowedit.core.cache import CompletionCache, Suggestion
-from flowedit.core.debounce import AdaptiveDebounce
-from flowedit.core.fim import cursor_at, fim_context
-from flowedit.core.shape import (Cursor, Fit, complete_enough, detect_indent_unit, fit, multiline_wanted, shape,
+from flowedit.core.inline.cache import CompletionCache, Suggestion
+from flowedit.core.inline.debounce import AdaptiveDebounce
+from flowedit.core.inline.context import cursor_at, fim_context
+from flowedit.core.inline.shape import (Cursor, Fit, complete_enough, detect_indent_unit, fit, multiline_wanted, shape,
                                  wants_completion)
-from flowedit.core.text import Document
+from flowedit.core.text.document import Document
 
 
 def at(source: str):

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowedit.core.region import Region
-from flowedit.core.text import Change, Document, Encoding, Position, PositionError, compose, same_effect
+from flowedit.core.text.region import Region
+from flowedit.core.text.document import Change, Document, Encoding, Position, PositionError, compose, same_effect
 from tests.core.sim import lsp_offset, lsp_position
 
 CHARS = st.sampled_from(["a", "b", " ", "\n", "\r", "\r\n", "é", "中", "😀", "𝄞", "\t"])
@@ -133,7 +133,7 @@ def test_rebase_keeps_the_region_text_or_reports_overlap(s, length, c1, c2, new)
 
 @given(st.integers(0, 30), st.integers(0, 30), st.integers(0, 40), st.integers(0, 40), TEXT)
 def test_tracked_region_follows_or_absorbs_a_change(s, length, c1, c2, new):
-    from flowedit.core.region import TrackedRegion
+    from flowedit.core.text.region import TrackedRegion
 
     text = "".join(chr(0x4E00 + i) for i in range(70))
     tracked = TrackedRegion(Region(s, s + length))
@@ -165,7 +165,7 @@ def test_compose_equals_applying_in_sequence(base, data):
 @given(st.lists(st.sampled_from(["a", "\r", "\n", "\r\n", "é"]), max_size=30).map("".join),
        st.sampled_from(["\n", "\r\n", "\r"]), st.data())
 def test_line_ends_give_the_same_text_however_the_stream_is_cut(text, eol, data):
-    from flowedit.core.text import LineEnds
+    from flowedit.core.text.document import LineEnds
 
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=5)))
     pieces = [text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)])]
@@ -223,14 +223,14 @@ def test_the_line_end_style_is_the_first_terminator_through_changes(text, data):
 
 
 def test_an_offset_between_a_cr_and_its_lf_moves_past_the_lf_and_no_other_moves():
-    from flowedit.core.text import off_crlf
+    from flowedit.core.text.document import off_crlf
     text = "a\r\nb\rc\n"
     assert [off_crlf(text, i) for i in range(len(text) + 1)] == [0, 1, 3, 3, 4, 5, 6, 7]
     assert off_crlf(Document("u", text).text, 2) == 3  # the chunked text as well
 
 
 def test_the_nearest_occurrence_wins_and_an_empty_needle_is_nowhere():
-    from flowedit.core.region import nearest
+    from flowedit.core.text.region import nearest
     text = "xab..ab....ab"
     assert nearest(text, "ab", 0) == Region(1, 3) and nearest(text, "ab", 6) == Region(5, 7)
     assert nearest(text, "ab", 12) == Region(11, 13) and nearest(text, "zz", 3) is None

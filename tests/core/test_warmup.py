@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flowedit.core.warmup import WarmUps
+from flowedit.core.inline.warmup import WarmUps
 
 GO = {"wanted": True, "metered": False, "withheld": False, "covered": False}
 

@@ -13,7 +13,7 @@ import time
 import tomllib
 
 from flowedit.lsp.server import build_server
-from flowedit.lsp.settings import Settings
+from flowedit.lsp.settings.model import Settings
 from tests.editors import results
 from tests.editors.test_neovim_plugin import DOC, ENDPOINT
 

@@ -350,7 +350,7 @@ class Editor:
 async def rewrite_selection(editor: Any, uri: str, text: str, selection: str, **extra: Any) -> dict[str, Any]:
     """Open `text` as `uri`, rewrite the first `selection` in it and wait for the end; the final figures.
 
-    For this module's `Editor` and for `flowedit.editor.client.EditorClient` alike.
+    For this module's `Editor` and for `flowedit.editor_standin.client.EditorClient` alike.
     """
     editor.open(uri, text)
     start = text.index(selection)

@@ -10,7 +10,7 @@ import socket
 
 from lsprotocol import types as lsp
 
-from flowedit.editor.client import EditorClient
+from flowedit.editor_standin.client import EditorClient
 
 STDERR_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ ")  # logs.setup's format
 URI = "file:///work/app.py"
@@ -54,7 +54,7 @@ async def test_trace_verbose_forwards_debug_records_and_off_stops_them():
         quiet = list(lines)
         editor._client.protocol.notify("$/setTrace", lsp.SetTraceParams(lsp.TraceValue.Verbose))
         await ask("second")
-        debug = await until(lines, r"^LOG flowedit\.lsp\.inline: completion model call ended")
+        debug = await until(lines, r"^LOG flowedit\.lsp\.inline\.completer: completion model call ended")
         editor._client.protocol.notify("$/setTrace", lsp.SetTraceParams(lsp.TraceValue.Off))
         before = len(lines)
         await ask("third")

@@ -8,7 +8,7 @@ from typing import Any
 from lsprotocol import converters
 from lsprotocol import types as lsp
 
-from flowedit.core.echo import EditorHabits
+from flowedit.core.rewrite.echo import EditorHabits
 from flowedit.lsp.peer import client_name
 
 # what Eglot 1.9 sends (eglot.el: `eglot--connect`, `eglot-client-capabilities`), abridged to the parts read

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types as lsp
 
-from flowedit.lsp.completion import completion_items, snippet_text
-from flowedit.lsp.inline import InlineCompleter
+from flowedit.lsp.inline.answers import completion_items, snippet_text
+from flowedit.lsp.inline.completer import InlineCompleter
 from flowedit.model.fake import FakeTransport, responder
 from tests.lsp.test_features_host import FakeHost
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from flowedit.editor.client import EditorClient
+from flowedit.editor_standin.client import EditorClient
 from flowedit.engines.base import DropConnection
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import Fault, ScriptedEngine, tokenize

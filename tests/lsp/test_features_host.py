@@ -8,13 +8,13 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from flowedit.core.echo import EditorHabits
-from flowedit.core.region import Region
-from flowedit.core.text import Change, Document, Encoding
+from flowedit.core.rewrite.echo import EditorHabits
+from flowedit.core.text.region import Region
+from flowedit.core.text.document import Change, Document, Encoding
 from flowedit.lsp.host import Host
-from flowedit.lsp.inline import InlineCompleter
-from flowedit.lsp.rewrites import Rewrites
-from flowedit.lsp.settings import parse_settings
+from flowedit.lsp.inline.completer import InlineCompleter
+from flowedit.lsp.rewrite.driver import Rewrites
+from flowedit.lsp.settings.model import parse_settings
 from flowedit.lsp.withhold import Withholding
 from flowedit.model.fake import FakeTransport, responder
 from flowedit.model.link import ModelLink
@@ -177,7 +177,7 @@ async def test_a_redirect_that_races_the_end_of_its_rewrite_gets_a_clear_refusal
     the redirect is refused with a sentence, never an internal error."""
     import pytest
 
-    from flowedit.lsp.rewrites import RewriteRefused
+    from flowedit.lsp.rewrite.driver import RewriteRefused
 
     async def stall(peer) -> None:  # starts an answer and never ends it
         while (event := await peer.receive()) is not None:

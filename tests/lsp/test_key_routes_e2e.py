@@ -1,5 +1,5 @@
 """Settings a project can reach never send the user's code or key to a new host without the user's consent
-(lsp/trust.py): the real server over stdio and two real WebSocket endpoints on loopback that record the
+(lsp/settings/trust.py): the real server over stdio and two real WebSocket endpoints on loopback that record the
 bearer of every upgrade and every request."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from lsprotocol import types as lsp
 from websockets.asyncio.server import serve
 
-from flowedit.editor.client import EditorClient
-from flowedit.lsp.kinds import FEATURE_KINDS
+from flowedit.editor_standin.client import EditorClient
+from flowedit.lsp.settings.kinds import FEATURE_KINDS
 
 URI = "file:///work/app.py"
 TEXT = "def area(w, h):\n    return \n\nprint(area(2, 3))\n"

@@ -1,4 +1,4 @@
-"""Every feature kind (lsp/kinds.py) has its settings target, its start-up probe and its route in the guard:
+"""Every feature kind (lsp/settings/kinds.py) has its settings target, its start-up probe and its route in the guard:
 all three are derived from `FEATURE_KINDS`, and these tests check each kind, so a new kind cannot miss one."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from typing import get_args
 
 import pytest
 
-from flowedit.lsp.kinds import FEATURE_KINDS, Kind
-from flowedit.lsp.links import Links
-from flowedit.lsp.settings import Settings, parse_settings
-from flowedit.lsp.trust import ROUTES, SettingsGuard, destinations
+from flowedit.lsp.settings.kinds import FEATURE_KINDS, Kind
+from flowedit.lsp.modellinks import Links
+from flowedit.lsp.settings.model import Settings, parse_settings
+from flowedit.lsp.settings.trust import ROUTES, SettingsGuard, destinations
 
 TOP = "wss://api.example/v1/responses"
 OWN = "ws://127.0.0.1:9/v1/responses"

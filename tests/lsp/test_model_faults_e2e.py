@@ -3,7 +3,7 @@ completion (the scripted stand-in's `stall-after` fault, behind the real gateway
 
 from __future__ import annotations
 
-from flowedit.editor.client import EditorClient
+from flowedit.editor_standin.client import EditorClient
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import Fault, ScriptedEngine
 

@@ -10,7 +10,7 @@ from typing import AsyncIterator
 
 import pytest
 
-from flowedit.core.nextedit import CURSOR, NEXT_EDIT_INSTRUCTIONS, REGION_END, REGION_START
+from flowedit.core.nextedit.prediction import CURSOR_MARKER, NEXT_EDIT_INSTRUCTIONS, REGION_END, REGION_START
 from flowedit.engines.gateway import Gateway
 from flowedit.model import wire
 
@@ -55,7 +55,7 @@ async def test_a_responses_endpoint_is_asked_with_the_edits_and_the_region_and_i
     assert asked.instructions == NEXT_EDIT_INSTRUCTIONS
     prompt = wire.response_text(asked)
     assert "```diff\n@@ -2,1 +2,1 @@\n-    def __init__(self, w):\n+    def __init__(self, w, h):\n```" in prompt
-    assert f"{REGION_START}\nclass Box:\n    def __init__(self, w, h{CURSOR}):\n" in prompt and REGION_END in prompt
+    assert f"{REGION_START}\nclass Box:\n    def __init__(self, w, h{CURSOR_MARKER}):\n" in prompt and REGION_END in prompt
     assert asked.flowedit["region"] == EDITED and asked.flowedit["last_edit"] == {
         "old": "    def __init__(self, w):", "new": "    def __init__(self, w, h):"}
 

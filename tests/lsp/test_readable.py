@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from flowedit.core.text import Document, Encoding
+from flowedit.core.text.document import Document, Encoding
 from flowedit.lsp.documents import readable
 
 # text with lone surrogates mixed in (a str from JSON holds surrogates only as lone ones)

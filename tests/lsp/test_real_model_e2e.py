@@ -89,7 +89,7 @@ LEAD_IN = re.compile(r"^(Here|This|That|These|Sure|The|Note|Certainly|However|Al
 # outside strings and comments, but for True/False/None or a name before an operator keyword.
 SENTENCE = re.compile(r"^(?!(True|False|None)\b)[A-Z][a-z]+ (?!(if|else|and|or|is|in|not|for)\b)[A-Za-z]+")
 
-# the tags of flowedit's completion prompt (core/fim.py), which a chat model may answer with
+# the tags of flowedit's completion prompt (core/inline/context.py), which a chat model may answer with
 MARKUP = re.compile(r"</?(prefix|suffix)>")
 
 

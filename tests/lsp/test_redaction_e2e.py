@@ -17,7 +17,7 @@ from lsprotocol import types as lsp
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
 
-from flowedit.editor.client import EditorClient
+from flowedit.editor_standin.client import EditorClient
 from tests.engines.test_upstream_fake import FakeUpstream, Reply
 
 PIECE = 8

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from flowedit.core.exclude import holds_private_key
-from flowedit.editor.client import EditorClient
+from flowedit.editor_standin.client import EditorClient
 from flowedit.engines.gateway import Gateway
 
 from tests.lsp.harness import Recording

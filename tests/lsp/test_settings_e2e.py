@@ -7,7 +7,7 @@ from __future__ import annotations
 from lsprotocol import types as lsp
 
 from flowedit.lsp.server import FloweditServer
-from flowedit.lsp.settings import merge_update, parse_settings
+from flowedit.lsp.settings.model import merge_update, parse_settings
 from tests.lsp.harness import Editor, Gateway
 
 URI = "file:///work/s.py"

@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 import pytest
 
-from flowedit.editor.client import SERVER_COMMAND
+from flowedit.editor_standin.client import SERVER_COMMAND
 
 TIMEOUT = 30  # a guard against a hang, never a wait
 

@@ -1,13 +1,13 @@
-"""The rules of lsp/trust.py on raw settings objects (tests/lsp/test_key_routes_e2e.py drives them through a server)."""
+"""The rules of lsp/settings/trust.py on raw settings objects (tests/lsp/test_key_routes_e2e.py drives them through a server)."""
 
 from __future__ import annotations
 
 import pytest
 
 from flowedit.core.exclude import DEFAULT_EXCLUDES
-from flowedit.lsp.kinds import FEATURE_KINDS
-from flowedit.lsp.settings import merge_update, parse_settings
-from flowedit.lsp.trust import SettingsGuard, host_of
+from flowedit.lsp.settings.kinds import FEATURE_KINDS
+from flowedit.lsp.settings.model import merge_update, parse_settings
+from flowedit.lsp.settings.trust import SettingsGuard, host_of
 
 
 def parse(raw):

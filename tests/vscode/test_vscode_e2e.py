@@ -376,7 +376,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     server_log = "".join(f.read_text(errors="replace") for f in OUT.glob("log-*FlowEdit.log"))
     assert f"rewrite {steps['6-crlf-one-line']['id']} ended: Finished" in server_log
     # the log has real levels (window/logMessage), and the extension's own settings draw no warning
-    assert "[info] flowedit.lsp.rewrites: rewrite" in server_log and "FlowEdit settings:" not in server_log
+    assert "[info] flowedit.lsp.rewrite.driver: rewrite" in server_log and "FlowEdit settings:" not in server_log
     # 7: one `)`
     typed = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["autoClose"]["fileUri"]]
     assert config["autoClose"]["autoClosedLine"] in typed[-2].split("\n"), typed[-2:]

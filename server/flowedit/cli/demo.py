@@ -1,6 +1,6 @@
 """`flowedit demo`: the newcomer's first command — the whole path in one terminal, offline, in seconds.
 
-An editor stand-in (`flowedit.editor.client`) starts `flowedit lsp` over stdio with a copy of the bundled
+An editor stand-in (`flowedit.editor_standin.client`) starts `flowedit lsp` over stdio with a copy of the bundled
 sample project (`samples/project/`) as its workspace folder. The language server builds the embedded
 engine's index from it — an infini-gram code model, not a language model — and answers the ghost text the
 demo asks for while it types a new function into `cafe/reports.py`; each ghost text is accepted with Tab.
@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import TextIO
 
 from flowedit.core.words import plural
-from flowedit.editor.view import RewriteView, Style, TypingView, columns, table, wants_color
+from flowedit.editor_standin.view import RewriteView, Style, TypingView, columns, table, wants_color
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
-from flowedit.editor.client import EditorClient, InlineAnswer, ServerGone
+from flowedit.editor_standin.client import EditorClient, InlineAnswer, ServerGone
 
 PROJECT = "samples/project"
 FILE = "cafe/reports.py"  # the file typed into and rewritten

@@ -1,6 +1,6 @@
 """`flowedit doctor`: is this setup working, and if not, why? The real `flowedit lsp` is started the way an
 editor starts it (this environment: FLOWEDIT_ENDPOINT, the key variables; plus --endpoint/--settings as an
-editor's initializationOptions), with `flowedit.editor.client` as the editor, and asked to check itself
+editor's initializationOptions), with `flowedit.editor_standin.client` as the editor, and asked to check itself
 (`flowedit.checkSetup`, lsp/checkup.py): which engine answers each feature, whether it is reachable and takes
 the key (never shown), the time to a first token of a tiny completion and a tiny rewrite, what the editor
 can do. Exits 1 with one sentence per problem and what fixes it; 0 when there is none (notes are printed).
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _check(settings: dict[str, Any], inline: bool) -> dict[str, Any]:
-    from flowedit.editor.client import EditorClient
+    from flowedit.editor_standin.client import EditorClient
 
     async with EditorClient(settings, root_uri=Path.cwd().as_uri(), inline=inline) as editor:
         return await editor.command("flowedit.checkSetup", {}, timeout=START_S)

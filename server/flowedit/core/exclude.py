@@ -10,9 +10,9 @@ from pathlib import PurePosixPath
 from typing import Callable
 from urllib.parse import unquote, urlparse
 
-from flowedit.core.chunks import Text
+from flowedit.core.text.chunks import Text
 from flowedit.core.redact import credential_shaped
-from flowedit.core.text import Change, Document
+from flowedit.core.text.document import Change, Document
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".env*", "*.pem", "*.key", "*secret*", "*credential*",

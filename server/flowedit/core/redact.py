@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-# the names `api_key_env` / `upstream_key_env` may give (lsp/trust.py): OPENAI_API_KEY, HF_TOKEN, ...
+# the names `api_key_env` / `upstream_key_env` may give (lsp/settings/trust.py): OPENAI_API_KEY, HF_TOKEN, ...
 KEY_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_(?:KEY|TOKEN)", re.IGNORECASE)
 # environment variables whose values are masked wherever they show (wider: secrets of other tools too)
 SECRET_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_(?:KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)

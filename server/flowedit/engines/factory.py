@@ -21,7 +21,7 @@ import pydantic
 
 from flowedit.core.redact import known as known_secrets
 from flowedit.core.exclude import DEFAULT_EXCLUDES
-from flowedit.core.text import Document
+from flowedit.core.text.document import Document
 from flowedit.engines.base import Engine
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import Fault, ScriptedEngine

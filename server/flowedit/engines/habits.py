@@ -48,7 +48,7 @@ def parse_habits(spec: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 def surroundings(prompt: str) -> tuple[list[str], list[str]]:
-    """The lines just above and below the selection as a rewrite's prompt shows them (core/context.py)."""
+    """The lines just above and below the selection as a rewrite's prompt shows them (core/rewrite/context.py)."""
     before = re.search(r"Code before the selection:\n(.*?)\n\n<selection>", prompt, re.S)
     after = re.search(r"Code after the selection:\n(.*?)(?:\n\n|$)", prompt, re.S)
     above = before.group(1).splitlines() if before else []

@@ -12,7 +12,7 @@ LM Studio), so that the gateway can serve a real language model.
     next edit (flowedit.task == "next_edit"):
         no template ──▶ the chat endpoint, with the request's own prompt (flowedit's)
         template    ──▶ POST {base}/v1/completions {prompt: the template filled in, stop: region end}: "zeta"
-                        is the prompt Zed's Zeta was trained on (core/nextedit.py), for vLLM/SGLang/Ollama
+                        is the prompt Zed's Zeta was trained on (core/nextedit/prediction.py), for vLLM/SGLang/Ollama
                         serving it; any other text holds {events} and {excerpt}
 
 A warm-up (`generate: false`, `warm`) of a completion asks the same endpoint for nothing: the same body with
@@ -52,7 +52,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
-from flowedit.core.nextedit import REGION_END, ZETA_TEMPLATE, zeta_prompt
+from flowedit.core.nextedit.prediction import REGION_END, ZETA_TEMPLATE, zeta_prompt
 from flowedit.core.redact import known as known_secrets
 from flowedit.engines.base import EngineError
 from flowedit.engines.sse import SSEDecoder, SSEError

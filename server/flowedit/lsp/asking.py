@@ -21,7 +21,7 @@ from flowedit.model import wire
 from flowedit.model.errors import ModelError
 
 if TYPE_CHECKING:
-    from flowedit.lsp.settings import Settings
+    from flowedit.lsp.settings.model import Settings
     from flowedit.model.lane import Lane
     from flowedit.model.link import ModelLink
 

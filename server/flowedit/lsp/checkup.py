@@ -14,20 +14,20 @@ import time
 from typing import Any
 
 from flowedit.core.checkup import EditorSeen, ErrorKind, Probe, judge, render, summary
-from flowedit.core.context import REPLACE_INSTRUCTIONS, rewrite_context
-from flowedit.core.fim import FIM_INSTRUCTIONS, fim_context
-from flowedit.core.region import Region
-from flowedit.core.text import Document
+from flowedit.core.rewrite.context import REPLACE_INSTRUCTIONS, rewrite_context
+from flowedit.core.inline.context import FIM_INSTRUCTIONS, fim_context
+from flowedit.core.text.region import Region
+from flowedit.core.text.document import Document
 from flowedit.lsp.asking import Asking, as_sent
-from flowedit.lsp.kinds import BY_NAME, FEATURE_KINDS
-from flowedit.lsp.settings import Settings
+from flowedit.lsp.settings.kinds import BY_NAME, FEATURE_KINDS
+from flowedit.lsp.settings.model import Settings
 from flowedit.model import wire
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelUnreachable
 from flowedit.model.transport import redact
 
 PROBE_S = 20.0  # each feature's tiny request, at most
 SAMPLE = "def add(a, b):\n    return \n\n\nprint(add(1, 2))  # 中文 😀\n"
-CURSOR = SAMPLE.index("return ") + len("return ")
+SAMPLE_CURSOR = SAMPLE.index("return ") + len("return ")
 LOGS = {  # where each editor shows the server's log (its stderr and window/logMessage)
     "Visual Studio Code": "VS Code: View > Output > FlowEdit",
     "code-server": "View > Output > FlowEdit",
@@ -71,12 +71,12 @@ def tiny_request(kind: str) -> wire.ResponseCreate:
     """A completion after `return ` (a rewrite of that line, for rewrites): a few tokens at most."""
     doc = Document("file:///flowedit-check.py", SAMPLE, language_id="python")
     if kind == "rewrite":
-        line = Region(SAMPLE.index("    return"), CURSOR + 1)
+        line = Region(SAMPLE.index("    return"), SAMPLE_CURSOR + 1)
         ctx = rewrite_context(doc, line, "Return the sum of a and b.", "flowedit-check.py")
         return wire.ResponseCreate(input=ctx.prompt(), instructions=REPLACE_INSTRUCTIONS, max_output_tokens=16,
                                    flowedit={"task": "rewrite", "mode": "replace", "path": ctx.path,
                                              "language_id": ctx.language_id})
-    ctx = fim_context(doc, CURSOR, "flowedit-check.py")
+    ctx = fim_context(doc, SAMPLE_CURSOR, "flowedit-check.py")
     return wire.ResponseCreate(input=ctx.prompt(), instructions=FIM_INSTRUCTIONS, max_output_tokens=8,
                                flowedit=ctx.extension(8))
 

@@ -1,94 +1,142 @@
-"""Arguments of the `flowedit.*` commands: pydantic models, and one parser that turns bad input into a
-clear `InvalidParams` error for the editor."""
+"""The `workspace/executeCommand` handlers of rewrites (start, interrupt, redirect, continue, revert) and of
+next edits (accept, dismiss, accepted as ghost text), the setup check, and `flowedit/cursor`: thin glue over
+the features.
+
+What they need is imported when they run (the server answers `initialize` without it). `ls` is the
+`FloweditServer`, left unannotated: pygls reads a command handler's type hints when it runs.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from lsprotocol import types as lsp
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 
+from flowedit.lsp import convert
 
-class _Pos(BaseModel):
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
-
-
-class _Range(BaseModel):
-    start: _Pos
-    end: _Pos
-
-    def lsp(self) -> lsp.Range:
-        return lsp.Range(start=lsp.Position(line=self.start.line, character=self.start.character),
-                         end=lsp.Position(line=self.end.line, character=self.end.character))
+NEXT_EDIT_ACCEPT, NEXT_EDIT_DISMISS = "flowedit.acceptNextEdit", "flowedit.dismissNextEdit"
+NEXT_EDIT_ACCEPTED, NEXT_EDIT_CURSOR = "flowedit.nextEditAccepted", "flowedit/cursor"
+CHECK_SETUP = "flowedit.checkSetup"
 
 
-class RewriteArgs(BaseModel):
-    """Arguments of `flowedit.rewrite`."""
+def register(server: Any) -> None:
+    """Add the handlers to `server` (a `FloweditServer` being built)."""
 
-    model_config = ConfigDict(extra="ignore")
-    uri: str
-    range: _Range
-    instruction: str | None = None
-    mode: Literal["replace", "diff", "auto"] | None = None
-    # the document version the range was taken from: a client that may not have reported its latest
-    # typing yet (Eglot does not flush before executeCommand) passes it, and a mismatch is refused
-    version: int | None = None
+    @server.command("flowedit.rewrite")
+    async def rewrite(ls, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.arguments import RewriteArgs, parse
+        from flowedit.lsp.rewrite.driver import RewriteRefused
 
+        a: RewriteArgs = parse(RewriteArgs, args)
+        try:
+            run = await ls.rewrites.request(a.uri, a.range.lsp(), a.instruction, a.mode, a.version)
+        except RewriteRefused as exc:
+            ls.show_warning(f"FlowEdit: {exc}")
+            raise JsonRpcInvalidParams(str(exc), data={"shown": True}) from None  # the client says no more
+        run.told.clear()  # (its tasks have not run yet: they wait for this answer to be out)
+        ls.after_answer(run.told.set, ls.habits.answer_gap_s)
+        return {"id": run.id, "mode": run.session.mode.value}
 
-class InterruptArgs(BaseModel):
-    """Arguments of `flowedit.interrupt` (neither: every running rewrite)."""
+    @server.command("flowedit.interrupt")
+    async def interrupt(ls, *args: Any) -> list[dict[str, Any]]:
+        from flowedit.lsp.arguments import InterruptArgs, parse
 
-    id: str | None = None
-    uri: str | None = None
+        a: InterruptArgs = parse(InterruptArgs, args)
+        runs = ls.rewrites.matching(a.id, a.uri)
+        if a.id is not None and not runs:
+            raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
+        return [await ls.rewrites.interrupt(r) for r in runs]
 
+    @server.command("flowedit.redirect")
+    async def redirect(ls, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.arguments import RedirectArgs, parse
+        from flowedit.lsp.rewrite.driver import RewriteRefused
 
-class RedirectArgs(BaseModel):
-    """Arguments of `flowedit.redirect`."""
+        a: RedirectArgs = parse(RedirectArgs, args)
+        run = ls.rewrites.runs.get(a.id)
+        if run is None:
+            raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
+        try:
+            return await ls.rewrites.redirect(run, a.instruction)
+        except RewriteRefused as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
 
-    id: str
-    instruction: str = Field(min_length=1)
+    @server.command("flowedit.continue")
+    async def continue_rewrite(ls, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.arguments import ContinueArgs, parse
+        from flowedit.lsp.rewrite.driver import RewriteRefused
 
+        a: ContinueArgs = parse(ContinueArgs, args)
+        run = ls.rewrites.runs.get(a.id or "") or ls.rewrites.last_by_uri.get(a.uri or "")
+        try:
+            if run is None:
+                raise RewriteRefused(f"no rewrite {a.id or 'in ' + str(a.uri)} to continue")
+            return await ls.rewrites.resume(run)
+        except RewriteRefused as exc:
+            ls.show_warning(f"FlowEdit: {exc}")
+            raise JsonRpcInvalidParams(str(exc), data={"shown": True}) from None
 
-class ContinueArgs(BaseModel):
-    """Arguments of `flowedit.continue`: the rewrite's id, or a document (its last rewrite)."""
+    @server.command("flowedit.revert")
+    async def revert(ls, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.arguments import RevertArgs, parse
 
-    id: str | None = None
-    uri: str | None = None
+        result = await ls.rewrites.revert(parse(RevertArgs, args).uri)
+        if not result["reverted"]:
+            ls.show_warning(f"FlowEdit cannot revert: {result['reason']}")
+        elif result.get("dropped_typing"):
+            ls.show_warning(f"FlowEdit: {result['reason']}")  # say plainly what the revert did not keep
+        return result
 
+    @server.command(NEXT_EDIT_ACCEPT)
+    async def accept_next_edit(ls, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.arguments import NextEditArgs, parse
 
-class RevertArgs(BaseModel):
-    """Arguments of `flowedit.revert`."""
+        a: NextEditArgs = parse(NextEditArgs, args)
+        result = await ls.next_edits.accept(a.uri, a.id)
+        if not result["applied"]:
+            ls.show_warning(f"FlowEdit: {result['reason']}")
+        return result
 
-    uri: str
+    @server.command(NEXT_EDIT_DISMISS)
+    def dismiss_next_edit(ls, *args: Any) -> dict[str, bool]:
+        from flowedit.lsp.arguments import NextEditArgs, parse
 
+        a: NextEditArgs = parse(NextEditArgs, args)
+        return {"dismissed": ls.next_edits.dismiss(a.uri, a.id)}
 
-class NextEditArgs(BaseModel):
-    """Arguments of `flowedit.acceptNextEdit`, `flowedit.dismissNextEdit`, `flowedit.nextEditAccepted`:
-    the document, and the prediction's id (None: whichever is shown)."""
+    @server.command(NEXT_EDIT_ACCEPTED)
+    def next_edit_accepted(ls, *args: Any) -> None:
+        from flowedit.lsp.arguments import NextEditArgs, parse
 
-    model_config = ConfigDict(extra="ignore")
-    uri: str
-    id: int | None = None
+        a: NextEditArgs = parse(NextEditArgs, args)
+        ls.next_edits.accepted_inline(a.uri, a.id)
 
+    @server.command(CHECK_SETUP)
+    async def check_setup(ls, *args: Any) -> dict[str, Any]:
+        """The setup checked end to end (lsp/checkup.py): the report, its text in the log, and one message
+        (a warning with each problem, else that there is none) for editors that show nothing else."""
+        import logging
 
-class CursorParams(BaseModel):
-    """`flowedit/cursor`: where the cursor of a document is (flowedit's packages send it as it moves)."""
+        from lsprotocol import types as lsp
 
-    model_config = ConfigDict(extra="ignore")
-    uri: str
-    position: _Pos
+        from flowedit.lsp.checkup import check_setup as check
 
-    def lsp(self) -> lsp.Position:
-        return lsp.Position(line=self.position.line, character=self.position.character)
+        report = await check(ls)
+        logging.getLogger("flowedit.lsp.checkup").info("%s", report["text"])
+        ls.window_show_message(lsp.ShowMessageParams(
+            type=lsp.MessageType.Info if report["ok"] else lsp.MessageType.Warning, message=report["summary"]))
+        return report
 
+    @server.feature(NEXT_EDIT_CURSOR)
+    def cursor(ls, params: Any) -> None:
+        from flowedit.core.plain import plain
+        from flowedit.lsp.arguments import CursorParams, parse
 
-def parse(model: type[BaseModel], args: tuple[Any, ...]) -> Any:
-    raw = args[0] if len(args) == 1 else (dict(zip(("uri", "range", "instruction", "mode"), args)) if args else {})
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "arguments"
-        raise JsonRpcInvalidParams(f"{where}: {first['msg']}") from None
+        p: CursorParams = parse(CursorParams, (plain(params),))
+        doc = ls.docs.get(p.uri)
+        if doc is not None and not doc.unsafe:
+            offset = doc.offset_at(convert.position(p.lsp()), ls.encoding)
+            ls.next_edits.cursor_moved(p.uri, offset)
+            # the user looks at this place (a document that got focus, a jump): once the cursor rests, warm
+            # the model with the context there (at most once until the user types: lsp/inline/warming.py)
+            ls.completer.warming.rests_at(p.uri, offset)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from flowedit.core.region import Region
-from flowedit.core.events import EditBatch
-from flowedit.core.text import Change, Document, Encoding, Position, PositionError
+from flowedit.core.text.region import Region
+from flowedit.core.rewrite.events import EditBatch
+from flowedit.core.text.document import Change, Document, Encoding, Position, PositionError
 
 _ENCODINGS = {
     lsp.PositionEncodingKind.Utf8: Encoding.UTF8,

@@ -14,7 +14,7 @@ import attrs
 from lsprotocol import types as lsp
 
 from flowedit.core.exclude import uri_path
-from flowedit.core.text import Document, Encoding, PositionError
+from flowedit.core.text.document import Document, Encoding, PositionError
 from flowedit.lsp import convert
 
 RECOVER = "close and reopen the file to resynchronise"

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lsprotocol import types as lsp
 
-from flowedit.core.echo import EditorHabits
-from flowedit.core.text import Document, Encoding
-from flowedit.lsp.kinds import Kind
+from flowedit.core.rewrite.echo import EditorHabits
+from flowedit.core.text.document import Document, Encoding
+from flowedit.lsp.settings.kinds import Kind
 
 if TYPE_CHECKING:  # (the server imports this seam before its first request: nothing heavy at import)
-    from flowedit.lsp.settings import Settings
+    from flowedit.lsp.settings.model import Settings
     from flowedit.model.link import ModelLink
 
 

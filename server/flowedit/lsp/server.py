@@ -15,9 +15,11 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from flowedit import __version__
-from flowedit.core.echo import EditorHabits
-from flowedit.core.text import Document
-from flowedit.lsp import actions, completion, convert, copilot, documents
+from flowedit.core.rewrite.echo import EditorHabits
+from flowedit.core.text.document import Document
+from flowedit.lsp import commands, convert, documents
+from flowedit.lsp.inline import answers
+from flowedit.lsp.nextedit import copilot
 from flowedit.lsp.host import Kind
 from flowedit.lsp.indexprogress import IndexProgress
 from flowedit.lsp.peer import client_name, own_columns
@@ -27,12 +29,12 @@ from flowedit.lsp.withhold import Withholding
 if TYPE_CHECKING:
     from flowedit.engines.factory import InProcess
     from flowedit.lsp.clientlog import ClientLog
-    from flowedit.lsp.inline import InlineCompleter
-    from flowedit.lsp.links import Links
-    from flowedit.lsp.nextedit import NextEdits
-    from flowedit.lsp.rewrites import Rewrites
-    from flowedit.lsp.settings import Settings
-    from flowedit.lsp.trust import SettingsGuard
+    from flowedit.lsp.inline.completer import InlineCompleter
+    from flowedit.lsp.modellinks import Links
+    from flowedit.lsp.nextedit.edits import NextEdits
+    from flowedit.lsp.rewrite.driver import Rewrites
+    from flowedit.lsp.settings.model import Settings
+    from flowedit.lsp.settings.trust import SettingsGuard
     from flowedit.model.link import ModelLink
 
 log = logging.getLogger(__name__)
@@ -94,14 +96,14 @@ class FloweditServer(LanguageServer):
     # ------------------------------------------------------------------ made on first use
     @property
     def base_settings(self) -> dict[str, Any]:
-        from flowedit.lsp.settings import from_environment
+        from flowedit.lsp.settings.model import from_environment
 
         return from_environment(self.cli_settings)
 
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            from flowedit.lsp.settings import parse_settings
+            from flowedit.lsp.settings.model import parse_settings
 
             self._settings, _ = parse_settings(self.user_settings, self.base_settings)
         return self._settings
@@ -109,7 +111,7 @@ class FloweditServer(LanguageServer):
     @property
     def rewrites(self) -> Rewrites:
         if self._rewrites is None:
-            from flowedit.lsp.rewrites import Rewrites
+            from flowedit.lsp.rewrite.driver import Rewrites
 
             self._rewrites = Rewrites(self)
         return self._rewrites
@@ -117,7 +119,7 @@ class FloweditServer(LanguageServer):
     @property
     def completer(self) -> InlineCompleter:
         if self._completer is None:
-            from flowedit.lsp.inline import InlineCompleter
+            from flowedit.lsp.inline.completer import InlineCompleter
 
             self._completer = InlineCompleter(self)
         return self._completer
@@ -125,7 +127,7 @@ class FloweditServer(LanguageServer):
     @property
     def next_edits(self) -> NextEdits:
         if self._next_edits is None:
-            from flowedit.lsp.nextedit import NextEdits
+            from flowedit.lsp.nextedit.edits import NextEdits
 
             self._next_edits = NextEdits(self)
         return self._next_edits
@@ -133,7 +135,7 @@ class FloweditServer(LanguageServer):
     @property
     def links(self) -> Links:
         if self._links is None:
-            from flowedit.lsp.links import Links
+            from flowedit.lsp.modellinks import Links
 
             self._links = Links(on_state=self._link_state, on_progress=self.index_progress.step)
         return self._links
@@ -262,8 +264,8 @@ class FloweditServer(LanguageServer):
                                       **({"next_edit": next_edit} if next_edit is not None else {})})
 
     def apply_settings(self, update: Any, initial: bool = False) -> None:
-        """initializationOptions (`initial`), then each didChangeConfiguration (lsp/configure.py)."""
-        from flowedit.lsp import configure
+        """initializationOptions (`initial`), then each didChangeConfiguration (lsp/settings/configure.py)."""
+        from flowedit.lsp.settings import configure
 
         configure.apply(self, update, initial)
 
@@ -371,11 +373,11 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
                                command=lsp.Command(title=title, command=command, arguments=[argument]))
                 for title, command, argument in choices] or None
 
-    actions.register(server)
+    commands.register(server)
 
     @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
     async def inline_completion(ls: FloweditServer, params: lsp.InlineCompletionParams):
-        return await completion.inline_items(ls, ls.completer, params, ls.next_edits)
+        return await answers.inline_items(ls, ls.completer, params, ls.next_edits)
 
     @server.feature(copilot.INLINE_EDIT)
     async def copilot_inline_edit(ls: FloweditServer, params: Any) -> dict[str, Any]:
@@ -394,17 +396,17 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         text_caps = ls.client_capabilities.text_document
         if text_caps is not None and text_caps.inline_completion is not None:
             return None  # the client shows ghost text from textDocument/inlineCompletion instead
-        return await completion.completion_items(ls, ls.completer, params)
+        return await answers.completion_items(ls, ls.completer, params)
 
-    @server.feature(completion.PARTIAL)
+    @server.feature(answers.PARTIAL)
     def did_partially_accept(ls: FloweditServer, params: Any) -> None:
-        completion.partially_accepted(ls, ls.completer, params)
+        answers.partially_accepted(ls, ls.completer, params)
 
-    @server.feature(completion.SHOWN)
+    @server.feature(answers.SHOWN)
     def did_show(ls: FloweditServer, params: Any) -> None:
         ls.completer.counters.shown += 1
 
-    @server.command(completion.ACCEPTED)
+    @server.command(answers.ACCEPTED)
     def accepted(ls, *args: Any) -> None:  # no annotation on `ls`: pygls resolves command hints at run time
         ls.completer.counters.accepted += 1
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from flowedit.core.exclude import HOLDS_KEY, KeyWatch, withheld
-from flowedit.core.text import Document
+from flowedit.core.text.document import Document
 
 
 class Withholding:

@@ -4,7 +4,7 @@ The code is copied into a temporary folder without second copies of a file (vend
 embedded engine learns from nothing else (no corpus: the library's copy in site-packages cannot leak the
 answer); the holes are in the documents the editor opens, and the engine leaves an open document's
 indexed copy out. `flowedit lsp` runs over stdio
-with `flowedit.editor.client.EditorClient` as the editor: each hole is opened and ghost text asked for at
+with `flowedit.editor_standin.client.EditorClient` as the editor: each hole is opened and ghost text asked for at
 its cursor (invoked); each next-edit case is opened, its hunk typed, and the prediction that follows
 (the default idle pause) read from `flowedit/nextEdit`. Figures per kind: exact match, characters saved,
 edit similarity, latency p50/p95 — a table, and with --json the whole run.
@@ -137,7 +137,7 @@ def _settings(engine: str, args: argparse.Namespace) -> dict[str, Any]:
 
 async def _run(sources: list[tuple[str, str]], holes: list[Hole], nes: list[NextEditCase], settings: dict[str, Any],
                wait_s: float) -> list[Outcome]:
-    from flowedit.editor.client import EditorClient
+    from flowedit.editor_standin.client import EditorClient
 
     folder = Path(tempfile.mkdtemp(prefix="flowedit-eval-"))
     try:

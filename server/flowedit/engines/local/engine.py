@@ -12,7 +12,7 @@ A request is answered like this:
 4. `fim.FimStop` ends it at the end of the line or block, or where the suffix resumes.
 
 Same index + same request → same completion. A next edit (task "next_edit") is predicted without a model:
-the last edit made again wherever its pattern recurs in the editable region (core/nextedit.py), else, when
+the last edit made again wherever its pattern recurs in the editable region (core/nextedit/prediction.py), else, when
 the edit left the cursor at the end of a line it was writing, that line continued by the ∞-gram. Rewrites (a free-text instruction) need a language
 model: they are refused with an `unsupported` error naming the settings that enable them.
 """
@@ -26,7 +26,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowedit.core.nextedit import repeated_edit_answer
+from flowedit.core.nextedit.prediction import repeated_edit_answer
 from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by, secret_in
 from flowedit.core.words import byte_size, duration, plural
 from flowedit.engines.base import EngineError

@@ -25,7 +25,7 @@ from typing import Callable, Iterable
 
 from flowedit.engines.local.index import Shard, Vocabulary
 from flowedit.engines.local.predictor import Source
-from flowedit.engines.local.sources import Document
+from flowedit.engines.local.sources import SourceFile
 from flowedit.engines.local.tokenizer import tokenize
 
 MAX_LOOSE = 8
@@ -68,7 +68,7 @@ class _Layer:
 class LayeredIndex:
     """Static + settled + loose shards over one vocabulary (see the module docstring)."""
 
-    def __init__(self, documents: Iterable[Document], budget_tokens: int,
+    def __init__(self, documents: Iterable[SourceFile], budget_tokens: int,
                  progress: Callable[[int, int], None] | None = None) -> None:
         started = time.perf_counter()
         self.vocab = Vocabulary()

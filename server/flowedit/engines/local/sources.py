@@ -77,7 +77,7 @@ def document_key(path: str) -> str:
 
 
 @dataclass(frozen=True)
-class Document:
+class SourceFile:
     """A file's path (as `document_key` spells it) and its text."""
 
     path: str
@@ -214,7 +214,7 @@ def read_text(path: str, max_bytes: int = MAX_FILE_BYTES) -> str | None:
         return None
 
 
-def documents(filters: Sequence[SourceFilter], left_out: LeftOut) -> Iterator[Document]:
+def documents(filters: Sequence[SourceFilter], left_out: LeftOut) -> Iterator[SourceFile]:
     """The indexable documents under each filter's root in turn (each root with its own `.gitignore` files),
     counting in `left_out` the links out of every root, special and large files, files holding a secret."""
     seen: set[str] = set()
@@ -240,4 +240,4 @@ def documents(filters: Sequence[SourceFilter], left_out: LeftOut) -> Iterator[Do
             if secret is not None:
                 left_out[("file", f"holding {secret}")] += 1
                 continue
-            yield Document(key, text)
+            yield SourceFile(key, text)
