@@ -54,6 +54,9 @@ class FakeHost:
     def withheld(self, uri: str) -> str | None:
         return self.withholding.reason(uri, self.settings.exclude)
 
+    def rewriting(self, uri: str) -> bool:
+        return self.rewrites is not None and self.rewrites.busy(uri)
+
     async def link(self, kind: str) -> tuple[ModelLink, str]:
         return self._link, f"model-for-{kind}"
 

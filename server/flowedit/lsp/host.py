@@ -44,6 +44,9 @@ class Host(Protocol):
     def habits(self) -> EditorHabits:
         """What the client does with the edits it is sent (how far its `applied: true` can be trusted)."""
 
+    def rewriting(self, uri: str) -> bool:
+        """Whether a rewrite is streaming into `uri` (its edits are not the user's)."""
+
     def withheld(self, uri: str) -> str | None:
         """Why the open document `uri` must never reach a model (an exclude glob, a private key), or None."""
 

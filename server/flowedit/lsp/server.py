@@ -29,6 +29,7 @@ from flowedit.lsp.withhold import Withholding
 if TYPE_CHECKING:
     from flowedit.engines.factory import InProcess
     from flowedit.lsp.clientlog import ClientLog
+    from flowedit.lsp.feature import Feature
     from flowedit.lsp.inline.completer import InlineCompleter
     from flowedit.lsp.modellinks import Links
     from flowedit.lsp.nextedit.edits import NextEdits
@@ -133,6 +134,15 @@ class FloweditServer(LanguageServer):
         return self._next_edits
 
     @property
+    def features(self) -> list[Feature]:
+        """Every feature, in the order document events reach them (a rewrite's run sees a change before
+        next edits ask whether one is streaming)."""
+        return [self.rewrites, self.completer, self.next_edits]
+
+    def rewriting(self, uri: str) -> bool:
+        return self._rewrites is not None and self._rewrites.busy(uri)
+
+    @property
     def links(self) -> Links:
         if self._links is None:
             from flowedit.lsp.modellinks import Links
@@ -223,6 +233,8 @@ class FloweditServer(LanguageServer):
             return
         doc.unsafe = doc.unsafe or why
         self.rewrites.document_closed(uri, documents.lost_track(doc))
+        for feature in self.features[1:]:
+            feature.closed(uri)
         self.show_warning(documents.lost_track(doc))
 
     def withheld(self, uri: str) -> str | None:
@@ -237,10 +249,8 @@ class FloweditServer(LanguageServer):
 
     def forget_learned(self) -> None:
         """Drop every suggestion made so far (an answer may come from content that is withheld now)."""
-        if self._completer is not None:
-            self._completer.forget()
-        if self._next_edits is not None:
-            self._next_edits.forget()
+        for feature in self.features:
+            feature.forget()
 
     def notify(self, method: str, params: Any) -> None:
         self.protocol.notify(method, params)
@@ -260,7 +270,8 @@ class FloweditServer(LanguageServer):
         self.protocol.notify(STATUS, {"state": self.link_state, "model": self._answered.get(asked, model),
                                       "endpoint": endpoint, "request": request,
                                       "problem": str(down) if down else None,
-                                      "completion": completion or self.completer.counters.as_dict(),
+                                      **{k: v for feature in self.features for k, v in feature.status().items()},
+                                      **({"completion": completion} if completion else {}),
                                       **({"next_edit": next_edit} if next_edit is not None else {})})
 
     def apply_settings(self, update: Any, initial: bool = False) -> None:
@@ -323,7 +334,8 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         ls.surrogates_read(item.uri, surrogates)
         ls.withholding.opened(doc)
         ls.in_process.document_changed(doc)
-        ls.next_edits.opened(doc)
+        for feature in ls.features:
+            feature.opened(doc)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: FloweditServer, params: lsp.DidChangeTextDocumentParams) -> None:
@@ -338,18 +350,18 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         if problem is not None:
             ls.lost_sync(doc.uri, problem)
             return
-        ls.rewrites.document_changed(doc.uri)
         ls.in_process.document_changed(doc)
-        ls.next_edits.edited(doc, predict=not ls.rewrites.busy(doc.uri))
         last = params.content_changes[-1] if params.content_changes else None
-        if isinstance(last, lsp.TextDocumentContentChangePartial):
-            ls.completer.document_edited(doc.uri, doc.offset_at(convert.position(last.range.start), ls.encoding))
+        at = (doc.offset_at(convert.position(last.range.start), ls.encoding)
+              if isinstance(last, lsp.TextDocumentContentChangePartial) else None)
+        for feature in ls.features:
+            feature.changed(doc, at)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: FloweditServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        ls.rewrites.document_closed(params.text_document.uri)
+        for feature in ls.features:
+            feature.closed(params.text_document.uri)
         ls.in_process.document_closed(params.text_document.uri)
-        ls.next_edits.closed(params.text_document.uri)
         ls.docs.pop(params.text_document.uri, None)
         ls.withholding.closed(params.text_document.uri)
 
@@ -412,17 +424,15 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
 
     @server.command("flowedit.stats")
     def stats(ls, *args: Any) -> dict[str, int]:  # what a long day left behind (bench/soak.py reads it)
-        return {"tasks": len(asyncio.all_tasks()), "documents": len(ls.docs), "rewrites": len(ls.rewrites.runs),
-                "cached_suggestions": len(ls.completer.cache), "next_edits": dict(ls.next_edits.counters)}
+        return {"tasks": len(asyncio.all_tasks()), "documents": len(ls.docs),
+                **{k: v for feature in ls.features for k, v in feature.stats().items()}}
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: FloweditServer, params: None) -> None:
         if ls.client_log is not None:
             ls.client_log.stop()  # what the last moments log goes to stderr: the client may be gone
-        if ls._completer is not None:
-            await ls._completer.close()
-        if ls._next_edits is not None:
-            await ls._next_edits.close()
+        for feature in ls.features:
+            await feature.close()
         await ls.close_links()
 
     return server

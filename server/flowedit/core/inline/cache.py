@@ -58,5 +58,10 @@ class CompletionCache:
         """Forget every suggestion."""
         self._entries.clear()
 
+    def drop(self, uri: str) -> None:
+        """Forget every suggestion made for `uri` (it was closed)."""
+        for key in [key for key in self._entries if key[0] == uri]:
+            del self._entries[key]
+
     def __len__(self) -> int:
         return len(self._entries)

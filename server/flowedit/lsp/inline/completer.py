@@ -367,6 +367,34 @@ class InlineCompleter:
             out["ttft_ms"] = round((stream.first_token_at - stream.started) * 1000, 1)
         return out
 
+    # ------------------------------------------------------------------ the server's Feature (lsp/feature.py)
+    def opened(self, doc: Document) -> None:
+        pass  # (nothing to learn before the user types or asks)
+
+    def changed(self, doc: Document, at: int | None) -> None:
+        if at is not None:
+            self.document_edited(doc.uri, at)
+
+    def closed(self, uri: str) -> None:
+        """Everything of `uri` ends: its call, the speculative call to come, warm-ups, cached suggestions."""
+        self._cancel_speculation(uri)
+        self._stop_stream(uri)
+        self.warming.closed(uri)
+        self.cache.drop(uri)
+        self.debounce.pop(uri, None)
+        self.recent.pop(uri, None)
+        for key in [key for key, suggestion in self.shown.items() if suggestion.uri == uri]:
+            del self.shown[key]
+        latest = self.latest.pop(uri, None)
+        if latest is not None and not latest.done():
+            latest.set_result(True)  # (a request still waiting for it gives up as if superseded)
+
+    def status(self) -> dict[str, Any]:
+        return {"completion": self.counters.as_dict()}
+
+    def stats(self) -> dict[str, Any]:
+        return {"cached_suggestions": len(self.cache)}
+
     async def close(self) -> None:
         self._cancel_speculation()
         for uri in list(self.streams):

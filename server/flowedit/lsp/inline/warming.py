@@ -138,6 +138,12 @@ class Warming:
         if pending is not None:
             pending.cancel()
 
+    def closed(self, uri: str) -> None:
+        """`uri` was closed: no warm-up of it to come or kept."""
+        self.stop_rest(uri)
+        if uri in self.warm:
+            self._stop_warm_up(uri)
+
     def stop_all(self) -> None:
         """No warm-up to come or running, for any document."""
         for pending in self._resting.values():

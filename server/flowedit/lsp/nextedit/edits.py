@@ -97,8 +97,12 @@ class NextEdits:
         doc.observers.append(history)
 
     def closed(self, uri: str) -> None:
-        """Forget `uri`: its history, prediction and the one running."""
+        """Forget `uri`: its history, prediction, the one running and the one to come."""
         self._stop(uri)
+        pending = self._idle.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        self._made.pop(uri, None)
         self.histories.pop(uri, None)
         self.cursors.pop(uri, None)
         self._edited_line.pop(uri, None)
@@ -377,6 +381,16 @@ class NextEdits:
             self._drop(uri, "withheld")
         for uri in list(self._runs):
             self._stop(uri)
+
+    # ------------------------------------------------------------------ the server's Feature (lsp/feature.py)
+    def changed(self, doc: Document, at: int | None) -> None:
+        self.edited(doc, predict=not self.host.rewriting(doc.uri))  # (a rewrite's own edits predict nothing)
+
+    def status(self) -> dict[str, Any]:
+        return {}  # (a prediction's figures go out as it ends: `send_status(next_edit=...)`)
+
+    def stats(self) -> dict[str, Any]:
+        return {"next_edits": dict(self.counters)}
 
     async def close(self) -> None:
         for handle in self._idle.values():

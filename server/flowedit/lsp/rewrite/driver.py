@@ -216,6 +216,28 @@ class Rewrites:
         """What a command answers about a run."""
         return run.figures()
 
+    # ------------------------------------------------------------------ the server's Feature (lsp/feature.py)
+    def opened(self, doc: Document) -> None:
+        pass  # (a rewrite starts from a command)
+
+    def changed(self, doc: Document, at: int | None) -> None:
+        self.document_changed(doc.uri)
+
+    def closed(self, uri: str) -> None:
+        self.document_closed(uri)
+
+    def forget(self) -> None:
+        pass  # (a running rewrite was asked for its own selection; it goes on)
+
+    def status(self) -> dict[str, Any]:
+        return {}  # (each rewrite's figures go out as it ends)
+
+    def stats(self) -> dict[str, Any]:
+        return {"rewrites": len(self.runs)}
+
+    async def close(self) -> None:
+        pass  # (the links close after the features: a rewrite's lane ends with them)
+
     # ------------------------------------------------------------------ document events
     def document_changed(self, uri: str) -> None:
         """After a didChange was applied to the core document (sessions already saw the changes)."""
