@@ -79,6 +79,11 @@ class ReviewSession:
         self._since: list[Change] = []  # the user's changes since the snapshot, in order
         self._next_id = first_id
 
+    @property
+    def next_id(self) -> int:
+        """The id the next finding would get (a document's next review goes on from it)."""
+        return self._next_id
+
     # ------------------------------------------------------------------ the document (observer)
     def on_change(self, change: Change, before: Text) -> None:
         self._since.append(change)
