@@ -29,6 +29,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TextIO
 
+from flowedit.core import names
 from flowedit.core.words import plural
 from flowedit.editor_standin.view import RewriteView, Style, TypingView, columns, table, wants_color
 from flowedit.engines.gateway import Gateway
@@ -329,7 +330,7 @@ async def _next_edit(editor: EditorClient, uri: str, say, style) -> tuple[bool, 
     for edit in shown["edits"]:
         say(f"  predicted, line {edit['range']['start']['line'] + 1}: {edit['oldText']!r} → {edit['newText']!r}")
     predicted = editor.with_edits(uri, shown["edits"])
-    result = await editor.command("flowedit.acceptNextEdit", {"uri": uri, "id": shown["id"]})
+    result = await editor.command(names.ACCEPT_NEXT_EDIT, {"uri": uri, "id": shown["id"]})
     now = editor.text(uri)
     span = function_span(now, RENAMED[0])
     line = next((ln for ln in now.splitlines() if f"({new})" in ln and "def " not in ln), "")

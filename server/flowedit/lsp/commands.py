@@ -12,17 +12,15 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from flowedit.core import names
 from flowedit.lsp import convert
 
-NEXT_EDIT_ACCEPT, NEXT_EDIT_DISMISS = "flowedit.acceptNextEdit", "flowedit.dismissNextEdit"
-NEXT_EDIT_ACCEPTED, NEXT_EDIT_CURSOR = "flowedit.nextEditAccepted", "flowedit/cursor"
-CHECK_SETUP = "flowedit.checkSetup"
 
 
 def register(server: Any) -> None:
     """Add the handlers to `server` (a `FloweditServer` being built)."""
 
-    @server.command("flowedit.rewrite")
+    @server.command(names.REWRITE)
     async def rewrite(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import RewriteArgs, parse
         from flowedit.lsp.rewrite.driver import RewriteRefused
@@ -37,7 +35,7 @@ def register(server: Any) -> None:
         ls.after_answer(run.told.set, ls.habits.answer_gap_s)
         return {"id": run.id, "mode": run.session.mode.value}
 
-    @server.command("flowedit.interrupt")
+    @server.command(names.INTERRUPT)
     async def interrupt(ls, *args: Any) -> list[dict[str, Any]]:
         from flowedit.lsp.arguments import InterruptArgs, parse
 
@@ -47,7 +45,7 @@ def register(server: Any) -> None:
             raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
         return [await ls.rewrites.interrupt(r) for r in runs]
 
-    @server.command("flowedit.redirect")
+    @server.command(names.REDIRECT)
     async def redirect(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import RedirectArgs, parse
         from flowedit.lsp.rewrite.driver import RewriteRefused
@@ -61,7 +59,7 @@ def register(server: Any) -> None:
         except RewriteRefused as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
 
-    @server.command("flowedit.continue")
+    @server.command(names.CONTINUE)
     async def continue_rewrite(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import ContinueArgs, parse
         from flowedit.lsp.rewrite.driver import RewriteRefused
@@ -76,7 +74,7 @@ def register(server: Any) -> None:
             ls.show_warning(f"FlowEdit: {exc}")
             raise JsonRpcInvalidParams(str(exc), data={"shown": True}) from None
 
-    @server.command("flowedit.revert")
+    @server.command(names.REVERT)
     async def revert(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import RevertArgs, parse
 
@@ -87,7 +85,7 @@ def register(server: Any) -> None:
             ls.show_warning(f"FlowEdit: {result['reason']}")  # say plainly what the revert did not keep
         return result
 
-    @server.command(NEXT_EDIT_ACCEPT)
+    @server.command(names.ACCEPT_NEXT_EDIT)
     async def accept_next_edit(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import NextEditArgs, parse
 
@@ -97,21 +95,21 @@ def register(server: Any) -> None:
             ls.show_warning(f"FlowEdit: {result['reason']}")
         return result
 
-    @server.command(NEXT_EDIT_DISMISS)
+    @server.command(names.DISMISS_NEXT_EDIT)
     def dismiss_next_edit(ls, *args: Any) -> dict[str, bool]:
         from flowedit.lsp.arguments import NextEditArgs, parse
 
         a: NextEditArgs = parse(NextEditArgs, args)
         return {"dismissed": ls.next_edits.dismiss(a.uri, a.id)}
 
-    @server.command(NEXT_EDIT_ACCEPTED)
+    @server.command(names.NEXT_EDIT_ACCEPTED)
     def next_edit_accepted(ls, *args: Any) -> None:
         from flowedit.lsp.arguments import NextEditArgs, parse
 
         a: NextEditArgs = parse(NextEditArgs, args)
         ls.next_edits.accepted_inline(a.uri, a.id)
 
-    @server.command(CHECK_SETUP)
+    @server.command(names.CHECK_SETUP)
     async def check_setup(ls, *args: Any) -> dict[str, Any]:
         """The setup checked end to end (lsp/checkup.py): the report, its text in the log, and one message
         (a warning with each problem, else that there is none) for editors that show nothing else."""
@@ -127,7 +125,7 @@ def register(server: Any) -> None:
             type=lsp.MessageType.Info if report["ok"] else lsp.MessageType.Warning, message=report["summary"]))
         return report
 
-    @server.feature(NEXT_EDIT_CURSOR)
+    @server.feature(names.CURSOR)
     def cursor(ls, params: Any) -> None:
         from flowedit.core.plain import plain
         from flowedit.lsp.arguments import CursorParams, parse

@@ -15,6 +15,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from flowedit import __version__
+from flowedit.core import names
 from flowedit.core.rewrite.echo import EditorHabits
 from flowedit.core.text.document import Document
 from flowedit.lsp import commands, convert, documents
@@ -23,7 +24,7 @@ from flowedit.lsp.nextedit import copilot
 from flowedit.lsp.host import Kind
 from flowedit.lsp.indexprogress import IndexProgress
 from flowedit.lsp.peer import client_name, own_columns
-from flowedit.lsp.protocol import REWRITE_EDIT, FloweditProtocol
+from flowedit.lsp.protocol import FloweditProtocol
 from flowedit.lsp.withhold import Withholding
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from flowedit.model.link import ModelLink
 
 log = logging.getLogger(__name__)
-STATUS = "flowedit/status"
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
 
 
@@ -196,7 +196,7 @@ class FloweditServer(LanguageServer):
         if group is None or not self.groups_rewrite_edits:
             return await self.workspace_apply_edit_async(params)
         payload = {**self.protocol._converter.unstructure(params), "rewrite": group}
-        return await self.protocol.send_request_async(REWRITE_EDIT, payload)
+        return await self.protocol.send_request_async(names.APPLY_REWRITE_EDIT, payload)
 
     async def create_progress(self, token: str) -> bool:
         window = self.client_capabilities.window
@@ -267,7 +267,7 @@ class FloweditServer(LanguageServer):
         if request and request.get("model"):
             self._answered[request.get("asked_model") or request["model"]] = request["model"]
         down = self._links.down_because if self._links is not None else None
-        self.protocol.notify(STATUS, {"state": self.link_state, "model": self._answered.get(asked, model),
+        self.protocol.notify(names.STATUS, {"state": self.link_state, "model": self._answered.get(asked, model),
                                       "endpoint": endpoint, "request": request,
                                       "problem": str(down) if down else None,
                                       **{k: v for feature in self.features for k, v in feature.status().items()},
@@ -374,7 +374,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         choices: list[tuple[str, str, dict[str, Any]]] = []
         if (r.start.line, r.start.character) != (r.end.line, r.end.character):
             base = {"uri": uri, "range": ls.protocol._converter.unstructure(r)}
-            choices += [(title, "flowedit.rewrite", {**base, "instruction": instruction}) for title, instruction
+            choices += [(title, names.REWRITE, {**base, "instruction": instruction}) for title, instruction
                         in [("Rewrite selection…", None)] + [(p.title, p.instruction) for p in ls.settings.rewrite.presets]]
         if not ls.groups_rewrite_edits:  # (flowedit's own packages have commands and keys for these)
             choices += ls.rewrites.controls(uri)
@@ -391,15 +391,15 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     async def inline_completion(ls: FloweditServer, params: lsp.InlineCompletionParams):
         return await answers.inline_items(ls, ls.completer, params, ls.next_edits)
 
-    @server.feature(copilot.INLINE_EDIT)
+    @server.feature(names.COPILOT_INLINE_EDIT)
     async def copilot_inline_edit(ls: FloweditServer, params: Any) -> dict[str, Any]:
         return await copilot.inline_edits(ls, ls.next_edits, params)
 
-    @server.feature(copilot.SHOWN)
+    @server.feature(names.INLINE_EDIT_SHOWN)
     def did_show_inline_edit(ls: FloweditServer, params: Any) -> None:
         copilot.shown(ls.next_edits, params)
 
-    @server.feature(copilot.FOCUS)
+    @server.feature(names.FOCUS)
     def did_focus(ls: FloweditServer, params: Any) -> None:
         pass  # (Copilot's clients send it as the user changes buffers: nothing to do, nothing to log)
 
@@ -410,19 +410,19 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             return None  # the client shows ghost text from textDocument/inlineCompletion instead
         return await answers.completion_items(ls, ls.completer, params)
 
-    @server.feature(answers.PARTIAL)
+    @server.feature(names.COMPLETION_PARTIALLY_ACCEPTED)
     def did_partially_accept(ls: FloweditServer, params: Any) -> None:
         answers.partially_accepted(ls, ls.completer, params)
 
-    @server.feature(answers.SHOWN)
+    @server.feature(names.COMPLETION_SHOWN)
     def did_show(ls: FloweditServer, params: Any) -> None:
         ls.completer.counters.shown += 1
 
-    @server.command(answers.ACCEPTED)
+    @server.command(names.COMPLETION_ACCEPTED)
     def accepted(ls, *args: Any) -> None:  # no annotation on `ls`: pygls resolves command hints at run time
         ls.completer.counters.accepted += 1
 
-    @server.command("flowedit.stats")
+    @server.command(names.STATS)
     def stats(ls, *args: Any) -> dict[str, int]:  # what a long day left behind (bench/soak.py reads it)
         return {"tasks": len(asyncio.all_tasks()), "documents": len(ls.docs),
                 **{k: v for feature in ls.features for k, v in feature.stats().items()}}

@@ -16,6 +16,7 @@ from lsprotocol import types as lsp
 
 from flowedit.core.rewrite.context import (DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, output_budget, redirect_prompt,
                                    rewrite_context)
+from flowedit.core import names
 from flowedit.core.exclude import uri_path
 from flowedit.core.text.linediff import whole_lines
 from flowedit.core.text.region import Region, TrackedRegion
@@ -196,14 +197,14 @@ class Rewrites:
             return []
         session = run.session
         if session.state is State.STREAMING:
-            return [("FlowEdit: Stop the rewrite", "flowedit.interrupt", {"uri": uri})] + [
-                (f"FlowEdit: Redirect: {p.title}", "flowedit.redirect", {"id": run.id, "instruction": p.instruction})
+            return [("FlowEdit: Stop the rewrite", names.INTERRUPT, {"uri": uri})] + [
+                (f"FlowEdit: Redirect: {p.title}", names.REDIRECT, {"id": run.id, "instruction": p.instruction})
                 for p in self.host.settings.rewrite.presets]
         out = []
         if session.resumable:
-            out.append(("FlowEdit: Continue the rewrite", "flowedit.continue", {"uri": uri}))
+            out.append(("FlowEdit: Continue the rewrite", names.CONTINUE, {"uri": uri}))
         if session.revertible:
-            out.append(("FlowEdit: Revert the last rewrite", "flowedit.revert", {"uri": uri}))
+            out.append(("FlowEdit: Revert the last rewrite", names.REVERT, {"uri": uri}))
         return out
 
     def _prune(self, keep: int = 100) -> None:
