@@ -19,6 +19,14 @@ from flowedit.lsp import convert
 
 def register(server: Any) -> None:
     """Add the handlers to `server` (a `FloweditServer` being built)."""
+    _register_rewrite_start_stop(server)
+    _register_rewrite_follow_ups(server)
+    _register_next_edits(server)
+    _register_setup_check(server)
+
+
+def _register_rewrite_start_stop(server: Any) -> None:
+    """Start a rewrite, interrupt rewrites."""
 
     @server.command(names.REWRITE)
     async def rewrite(ls, *args: Any) -> dict[str, Any]:
@@ -44,6 +52,10 @@ def register(server: Any) -> None:
         if a.id is not None and not runs:
             raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
         return [await ls.rewrites.interrupt(r) for r in runs]
+
+
+def _register_rewrite_follow_ups(server: Any) -> None:
+    """What follows a rewrite: redirect it (a new instruction), continue it once stopped, revert it."""
 
     @server.command(names.REDIRECT)
     async def redirect(ls, *args: Any) -> dict[str, Any]:
@@ -85,6 +97,10 @@ def register(server: Any) -> None:
             ls.show_warning(f"FlowEdit: {result['reason']}")  # say plainly what the revert did not keep
         return result
 
+
+def _register_next_edits(server: Any) -> None:
+    """Accept, dismiss, accepted as ghost text, and where the cursor went (`flowedit/cursor`)."""
+
     @server.command(names.ACCEPT_NEXT_EDIT)
     async def accept_next_edit(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import NextEditArgs, parse
@@ -109,6 +125,24 @@ def register(server: Any) -> None:
         a: NextEditArgs = parse(NextEditArgs, args)
         ls.next_edits.accepted_inline(a.uri, a.id)
 
+    @server.feature(names.CURSOR)
+    def cursor(ls, params: Any) -> None:
+        from flowedit.core.plain import plain
+        from flowedit.lsp.arguments import CursorParams, parse
+
+        p: CursorParams = parse(CursorParams, (plain(params),))
+        doc = ls.docs.get(p.uri)
+        if doc is not None and not doc.unsafe:
+            offset = doc.offset_at(convert.position(p.lsp()), ls.encoding)
+            ls.next_edits.cursor_moved(p.uri, offset)
+            # the user looks at this place (a document that got focus, a jump): once the cursor rests, warm
+            # the model with the context there (at most once until the user types: lsp/inline/warming.py)
+            ls.completer.warming.rests_at(p.uri, offset)
+
+
+def _register_setup_check(server: Any) -> None:
+    """flowedit.checkSetup: the setup checked end to end."""
+
     @server.command(names.CHECK_SETUP)
     async def check_setup(ls, *args: Any) -> dict[str, Any]:
         """The setup checked end to end (lsp/checkup.py): the report, its text in the log, and one message
@@ -124,17 +158,3 @@ def register(server: Any) -> None:
         ls.window_show_message(lsp.ShowMessageParams(
             type=lsp.MessageType.Info if report["ok"] else lsp.MessageType.Warning, message=report["summary"]))
         return report
-
-    @server.feature(names.CURSOR)
-    def cursor(ls, params: Any) -> None:
-        from flowedit.core.plain import plain
-        from flowedit.lsp.arguments import CursorParams, parse
-
-        p: CursorParams = parse(CursorParams, (plain(params),))
-        doc = ls.docs.get(p.uri)
-        if doc is not None and not doc.unsafe:
-            offset = doc.offset_at(convert.position(p.lsp()), ls.encoding)
-            ls.next_edits.cursor_moved(p.uri, offset)
-            # the user looks at this place (a document that got focus, a jump): once the cursor rests, warm
-            # the model with the context there (at most once until the user types: lsp/inline/warming.py)
-            ls.completer.warming.rests_at(p.uri, offset)
