@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         return 2
     spec = importlib.util.spec_from_file_location(f"flowedit_bench_{args.name}", script)
+    assert spec is not None and spec.loader is not None  # (a .py file that exists)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     # quick mode: the arguments the benchmark names for it (QUICK), before any given
