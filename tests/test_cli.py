@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flowedit.cli import build_parser, main
+from flowedit.cli import COMMANDS, build_parser, main
 
 BENCHES = sorted(p.name.removesuffix("_bench.py") for p in (Path(__file__).parents[1] / "bench").glob("*_bench.py"))
 
@@ -19,6 +19,11 @@ BENCHES = sorted(p.name.removesuffix("_bench.py") for p in (Path(__file__).paren
 def test_every_subcommand_is_registered():
     choices = build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001 - argparse has no public way
     assert set(choices) == {"serve", "lsp", "demo", "eval", "doctor", "bench"}
+
+
+def test_every_subcommand_defines_its_arguments_in_cli():
+    """Each subcommand's arguments are a module of cli/ (the code that runs stays where it belongs)."""
+    assert sorted(module for _, module in COMMANDS.values()) == sorted(f"flowedit.cli.{name}" for name in COMMANDS)
 
 
 def test_python_dash_m_runs_the_same_entry_point():

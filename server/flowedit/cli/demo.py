@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import importlib.resources
 import os
 import re
@@ -24,11 +25,13 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TextIO
 
+from flowedit.core import names
 from flowedit.core.words import plural
 from flowedit.editor_standin.view import RewriteView, Style, TypingView, columns, table, wants_color
 from flowedit.engines.gateway import Gateway
@@ -207,6 +210,30 @@ class Setup:
         return ENGINE_SOURCES if self.completer == EMBEDDED else SOURCES
 
 
+class IndexLog:
+    """The embedded engine's index figures, read from the server's log (the first line that has them)."""
+
+    def __init__(self) -> None:
+        self.figures: list[str] = []
+        self.seen = asyncio.Event()
+
+    def on_log(self, line: str) -> None:
+        if not self.seen.is_set() and (found := INDEX_FIGURES.search(line)):
+            self.figures.append(found.group(0))
+            self.seen.set()
+
+
+@dataclass
+class Rewritten:
+    """The demo's rewrite: the document before and after, the function's span, the server's figures."""
+
+    before: str
+    start: int
+    end: int
+    final: str
+    figures: dict
+
+
 async def _demo(args: argparse.Namespace, out: TextIO) -> int:
     style = Style(wants_color(out, args.no_color))
     width = columns(out)
@@ -217,48 +244,25 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             out.flush()
 
     answer = _answer()
-    index_figures: list[str] = []
-    index_seen = asyncio.Event()
+    index = IndexLog()
+    streaming: list[RewriteView] = []  # the rewrite being shown, while it streams
 
-    def on_log(line: str) -> None:
-        if not index_seen.is_set() and (found := INDEX_FIGURES.search(line)):
-            index_figures.append(found.group(0))
-            index_seen.set()
+    def on_edit(edit) -> None:
+        for view in streaming:
+            view.on_edit(edit, editor.text(edit.uri))
 
-    rewrite_view: RewriteView | None = None
     async with contextlib.AsyncExitStack() as stack:
         root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="flowedit-demo-"))) / "project"
         files = copy_project(root)
-        if args.endpoint:
-            setup = Setup(EMBEDDED, f"model endpoint {args.endpoint}", None)
-            settings: dict = {"rewrite": {"endpoint": args.endpoint}}
-        else:
-            try:
-                engine = ScriptedEngine(answer, args.rate, args.first_token_ms)
-                gateway = await stack.enter_async_context(Gateway(engine))
-            except (OSError, ValueError) as exc:
-                print(f"flowedit demo: cannot start the gateway: {exc}", file=sys.stderr)
-                return 2
-            rate = f"{args.rate:g} tokens/s" if args.rate else "no rate limit"
-            setup = Setup(EMBEDDED, STAND_IN, f"first token after {args.first_token_ms:g} ms, {rate} "
-                                              "(set, not measured)")
-            settings = {"rewrite": {"endpoint": gateway.url, "model": "scripted"}}
-        if args.complete_with_endpoint:
-            setup.completer, settings["inline"] = f"model endpoint {args.endpoint}", {"endpoint": args.endpoint}
-        say(style.bold("flowedit demo: an editor stand-in talking LSP over stdio to `flowedit lsp`"))
-        rows = [("workspace", f"a copy of the bundled sample project ({plural(files, 'file')}) in {root}"),
-                ("completions", setup.completer), ("rewrite", setup.rewriter)]
-        if setup.stand_in:
-            rows.append(("stand-in settings", setup.stand_in))
-        say(table("setup", rows, width).rstrip("\n"))
-
-        def on_edit(edit) -> None:
-            if rewrite_view is not None:
-                rewrite_view.on_edit(edit, editor.text(edit.uri))
-
+        started = await _start_model(args, answer, stack)
+        if started is None:
+            return 2
+        setup, settings = started
+        _say_setup(say, style, setup, f"a copy of the bundled sample project ({plural(files, 'file')}) in {root}",
+                   width)
         # FLOWEDIT_ENDPOINT emptied: a model configured in the environment must not take the completions
         editor = EditorClient(settings, command=LSP_COMMAND, env={**os.environ, "FLOWEDIT_ENDPOINT": ""},
-                              root_uri=root.as_uri(), on_log=on_log, on_edit=on_edit)
+                              root_uri=root.as_uri(), on_log=index.on_log, on_edit=on_edit)
         uri = (root / FILE).as_uri()
         try:
             await stack.enter_async_context(editor)
@@ -268,24 +272,10 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             typing = await _type(editor, uri, TypingView(out, style, quiet=args.quiet, width=width), setup.sources)
             if not args.complete_with_endpoint:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(index_seen.wait(), INDEX_LOG_WAIT_S)
-            before = editor.text(uri)
-            span = function_span(before, FUNCTION)
-            assert span is not None, f"the sample project's {FILE} has no function {FUNCTION}"
-            start, end = span
-            expected = before[:start] + answer + before[end:]
-            first, last = before.count("\n", 0, start) + 1, before.count("\n", 0, end) + 1
-            say(style.bold(f"\nrewriting {FUNCTION}(), lines {first}-{last} of {FILE}"))
-            rewrite_view = RewriteView(out, color=style.color, quiet=args.quiet, start=start,
-                                       tail=len(before) - end, width=width)
-            rewrite_view.before(before[start:end], INSTRUCTION)
-            rewrite_id = await editor.rewrite(uri, start, end, instruction=INSTRUCTION, mode="replace")
-            figures = dict(await editor.outcome(rewrite_id))
-            figures["editor_first_edit_ms"] = editor.first_token_to_first_edit_ms(rewrite_id)
+                    await asyncio.wait_for(index.seen.wait(), INDEX_LOG_WAIT_S)
+            new_view = functools.partial(RewriteView, out, color=style.color, quiet=args.quiet, width=width)
+            rewritten = await _rewrite(editor, uri, say, style, streaming, new_view)
             counters = editor.counters()
-            final = editor.text(uri)
-            rewrite_view.done()
-            rewrite_view = None
             next_edit = await _next_edit(editor, uri, say, style)
         except ServerGone as exc:
             print(f"flowedit demo: the language server failed: {exc}", file=sys.stderr)
@@ -293,21 +283,81 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
         for message in editor.messages:
             say(f"server says: {message}")
 
+    ok, check = _check_rewrite(args, say, style, rewritten, answer)
+    typed_ok = bool(typing.ghosts) and not typing.problems
+    rewrite_ok = rewritten.figures.get("outcome") == "finished" and ok
+    out.write(_summary(typing, counters, index.figures, setup, rewritten.figures, check, rewrite_ok, width,
+                       next_edit))
+    out.flush()
+    return 0 if typed_ok and rewrite_ok and next_edit[0] else 1
+
+
+async def _start_model(args: argparse.Namespace, answer: str,
+                       stack: contextlib.AsyncExitStack) -> tuple[Setup, dict] | None:
+    """Who answers the rewrite (the scripted stand-in behind a gateway, or --endpoint) and the completions,
+    and the settings that say so; None if the gateway cannot start (said on stderr)."""
+    if args.endpoint:
+        setup = Setup(EMBEDDED, f"model endpoint {args.endpoint}", None)
+        settings: dict = {"rewrite": {"endpoint": args.endpoint}}
+    else:
+        try:
+            engine = ScriptedEngine(answer, args.rate, args.first_token_ms)
+            gateway = await stack.enter_async_context(Gateway(engine))
+        except (OSError, ValueError) as exc:
+            print(f"flowedit demo: cannot start the gateway: {exc}", file=sys.stderr)
+            return None
+        rate = f"{args.rate:g} tokens/s" if args.rate else "no rate limit"
+        setup = Setup(EMBEDDED, STAND_IN, f"first token after {args.first_token_ms:g} ms, {rate} "
+                                          "(set, not measured)")
+        settings = {"rewrite": {"endpoint": gateway.url, "model": "scripted"}}
+    if args.complete_with_endpoint:
+        setup.completer, settings["inline"] = f"model endpoint {args.endpoint}", {"endpoint": args.endpoint}
+    return setup, settings
+
+
+def _say_setup(say: Callable[[str], None], style: Style, setup: Setup, workspace: str, width: int) -> None:
+    say(style.bold("flowedit demo: an editor stand-in talking LSP over stdio to `flowedit lsp`"))
+    rows = [("workspace", workspace), ("completions", setup.completer), ("rewrite", setup.rewriter)]
+    if setup.stand_in:
+        rows.append(("stand-in settings", setup.stand_in))
+    say(table("setup", rows, width).rstrip("\n"))
+
+
+async def _rewrite(editor: EditorClient, uri: str, say: Callable[[str], None], style: Style,
+                   streaming: list[RewriteView], new_view: Callable[..., RewriteView]) -> Rewritten:
+    """Rewrite FUNCTION with INSTRUCTION, shown in a view (in `streaming` while the rewrite streams)."""
+    before = editor.text(uri)
+    span = function_span(before, FUNCTION)
+    assert span is not None, f"the sample project's {FILE} has no function {FUNCTION}"
+    start, end = span
+    first, last = before.count("\n", 0, start) + 1, before.count("\n", 0, end) + 1
+    say(style.bold(f"\nrewriting {FUNCTION}(), lines {first}-{last} of {FILE}"))
+    view = new_view(start=start, tail=len(before) - end)
+    streaming.append(view)
+    view.before(before[start:end], INSTRUCTION)
+    rewrite_id = await editor.rewrite(uri, start, end, instruction=INSTRUCTION, mode="replace")
+    figures = dict(await editor.outcome(rewrite_id))
+    figures["editor_first_edit_ms"] = editor.first_token_to_first_edit_ms(rewrite_id)
+    final = editor.text(uri)
+    view.done()
+    streaming.clear()
+    return Rewritten(before, start, end, final, figures)
+
+
+def _check_rewrite(args: argparse.Namespace, say: Callable[[str], None], style: Style, rewritten: Rewritten,
+                   answer: str) -> tuple[bool, str]:
+    """Show the file after the rewrite; whether it is what it should be, and the summary's words for it."""
+    before, start, end, final = rewritten.before, rewritten.start, rewritten.end, rewritten.final
     tail = len(before) - end
     region = final[start : len(final) - tail]
     say(style.bold(f"\n{FILE} after the rewrite:") + "\n" + final[:start] + style.green(region)
         + final[len(final) - tail :].rstrip("\n"))
     if args.endpoint:  # a real model's answer is unknown: check that nothing outside the function moved
         ok = final.startswith(before[:start]) and final.endswith(before[end:])
-        check = "text outside the function unchanged" if ok else "the text outside the function changed"
-    else:
-        ok = final == expected
-        check = "the editor's document equals the expected text" if ok else "the editor's document differs from the expected text"
-    typed_ok = bool(typing.ghosts) and not typing.problems
-    rewrite_ok = figures.get("outcome") == "finished" and ok
-    out.write(_summary(typing, counters, index_figures, setup, figures, check, rewrite_ok, width, next_edit))
-    out.flush()
-    return 0 if typed_ok and rewrite_ok and next_edit[0] else 1
+        return ok, "text outside the function unchanged" if ok else "the text outside the function changed"
+    ok = final == before[:start] + answer + before[end:]
+    return ok, ("the editor's document equals the expected text" if ok
+                else "the editor's document differs from the expected text")
 
 
 async def _next_edit(editor: EditorClient, uri: str, say, style) -> tuple[bool, str]:  # noqa: ANN001
@@ -329,7 +379,7 @@ async def _next_edit(editor: EditorClient, uri: str, say, style) -> tuple[bool, 
     for edit in shown["edits"]:
         say(f"  predicted, line {edit['range']['start']['line'] + 1}: {edit['oldText']!r} → {edit['newText']!r}")
     predicted = editor.with_edits(uri, shown["edits"])
-    result = await editor.command("flowedit.acceptNextEdit", {"uri": uri, "id": shown["id"]})
+    result = await editor.command(names.ACCEPT_NEXT_EDIT, {"uri": uri, "id": shown["id"]})
     now = editor.text(uri)
     span = function_span(now, RENAMED[0])
     line = next((ln for ln in now.splitlines() if f"({new})" in ln and "def " not in ln), "")

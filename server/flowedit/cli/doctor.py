@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _check(settings: dict[str, Any], inline: bool) -> dict[str, Any]:
+    from flowedit.core import names
     from flowedit.editor_standin.client import EditorClient
 
     async with EditorClient(settings, root_uri=Path.cwd().as_uri(), inline=inline) as editor:
-        return await editor.command("flowedit.checkSetup", {}, timeout=START_S)
+        return await editor.command(names.CHECK_SETUP, {}, timeout=START_S)

@@ -30,13 +30,12 @@ from pygls.lsp.client import LanguageClient
 from flowedit import __version__
 from flowedit.editor_standin.inline import InlineCompletions
 from flowedit.editor_standin.records import AppliedEdit, InlineAnswer, RewriteWatch, ServerGone
+from flowedit.core import names
 from flowedit.core.plain import plain
 from flowedit.core.text.document import Change, Document, Encoding, Position
 
 __all__ = ["AppliedEdit", "EditorClient", "InlineAnswer", "RewriteWatch", "SERVER_COMMAND", "ServerGone"]
 
-STATUS = "flowedit/status"
-NEXT_EDIT, CURSOR = "flowedit/nextEdit", "flowedit/cursor"
 T = TypeVar("T")
 SERVER_COMMAND = (sys.executable, "-m", "flowedit.cli", "lsp", "--log-level", "WARNING")
 STOP_TIMEOUT_S = 5.0
@@ -184,7 +183,7 @@ class EditorClient(InlineCompletions):
     def cursor(self, uri: str, offset: int) -> None:
         """The cursor moved to `offset` (`flowedit/cursor`, as flowedit's editor packages say it)."""
         position = self.position(uri, offset)
-        self._client.protocol.notify(CURSOR, {"uri": uri, "position": {"line": position.line,
+        self._client.protocol.notify(names.CURSOR, {"uri": uri, "position": {"line": position.line,
                                                                         "character": position.character}})
 
     async def until(self, predicate: Callable[[], T], timeout: float = 30) -> T:
@@ -212,7 +211,7 @@ class EditorClient(InlineCompletions):
         watch = RewriteWatch(uri)
         self._pending.append(watch)
         try:
-            rewrite_id = str((await self.command("flowedit.rewrite", arg, timeout))["id"])
+            rewrite_id = str((await self.command(names.REWRITE, arg, timeout))["id"])
         finally:
             self._pending.remove(watch)
         self._watches[rewrite_id] = watch
@@ -225,7 +224,7 @@ class EditorClient(InlineCompletions):
         watch = self._watches[rewrite_id]
         watch.ended.clear()
         watch.status = None
-        return await self.command("flowedit.continue", {"id": rewrite_id}, timeout)
+        return await self.command(names.CONTINUE, {"id": rewrite_id}, timeout)
 
     async def command(self, name: str, arg: dict[str, Any], timeout: float = 30) -> Any:
         """Run `workspace/executeCommand` `name` with one argument; its result as plain JSON values."""
@@ -251,13 +250,13 @@ class EditorClient(InlineCompletions):
         def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
             return self._apply(params)
 
-        @client.feature(STATUS)
+        @client.feature(names.STATUS)
         def status(params: Any) -> None:
             self.statuses.append(plain(params))
             self._news.set()
             self._end_watch(self.statuses[-1])
 
-        @client.feature(NEXT_EDIT)
+        @client.feature(names.NEXT_EDIT)
         def next_edit(params: Any) -> None:
             self.next_edits.append({**plain(params), "at": time.perf_counter()})
             self._news.set()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from flowedit.core import names
 from flowedit.core.text.document import Position
 from flowedit.editor_standin.records import InlineAnswer
 
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
     from pygls.lsp.client import LanguageClient
 
     from flowedit.core.text.document import Document, Encoding
-
-PARTIAL_ACCEPT = "textDocument/didPartiallyAcceptCompletion"
 
 
 class InlineCompletions:
@@ -83,7 +82,7 @@ class InlineCompletions:
         if answer.item is None or answer.text is None:
             raise ValueError("nothing was shown: there is nothing to accept")
         accepted = answer.text[:chars]
-        self._client.protocol.notify(PARTIAL_ACCEPT, {
+        self._client.protocol.notify(names.COMPLETION_PARTIALLY_ACCEPTED, {
             "item": self._client.protocol._converter.unstructure(answer.item),
             "acceptedLength": self.encoding.units(accepted)})
         self.type(uri, offset, offset, accepted)

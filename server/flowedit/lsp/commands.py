@@ -12,17 +12,23 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from flowedit.core import names
 from flowedit.lsp import convert
 
-NEXT_EDIT_ACCEPT, NEXT_EDIT_DISMISS = "flowedit.acceptNextEdit", "flowedit.dismissNextEdit"
-NEXT_EDIT_ACCEPTED, NEXT_EDIT_CURSOR = "flowedit.nextEditAccepted", "flowedit/cursor"
-CHECK_SETUP = "flowedit.checkSetup"
 
 
 def register(server: Any) -> None:
     """Add the handlers to `server` (a `FloweditServer` being built)."""
+    _register_rewrite_start_stop(server)
+    _register_rewrite_follow_ups(server)
+    _register_next_edits(server)
+    _register_setup_check(server)
 
-    @server.command("flowedit.rewrite")
+
+def _register_rewrite_start_stop(server: Any) -> None:
+    """Start a rewrite, interrupt rewrites."""
+
+    @server.command(names.REWRITE)
     async def rewrite(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import RewriteArgs, parse
         from flowedit.lsp.rewrite.driver import RewriteRefused
@@ -37,7 +43,7 @@ def register(server: Any) -> None:
         ls.after_answer(run.told.set, ls.habits.answer_gap_s)
         return {"id": run.id, "mode": run.session.mode.value}
 
-    @server.command("flowedit.interrupt")
+    @server.command(names.INTERRUPT)
     async def interrupt(ls, *args: Any) -> list[dict[str, Any]]:
         from flowedit.lsp.arguments import InterruptArgs, parse
 
@@ -47,7 +53,11 @@ def register(server: Any) -> None:
             raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
         return [await ls.rewrites.interrupt(r) for r in runs]
 
-    @server.command("flowedit.redirect")
+
+def _register_rewrite_follow_ups(server: Any) -> None:
+    """What follows a rewrite: redirect it (a new instruction), continue it once stopped, revert it."""
+
+    @server.command(names.REDIRECT)
     async def redirect(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import RedirectArgs, parse
         from flowedit.lsp.rewrite.driver import RewriteRefused
@@ -61,7 +71,7 @@ def register(server: Any) -> None:
         except RewriteRefused as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
 
-    @server.command("flowedit.continue")
+    @server.command(names.CONTINUE)
     async def continue_rewrite(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import ContinueArgs, parse
         from flowedit.lsp.rewrite.driver import RewriteRefused
@@ -76,7 +86,7 @@ def register(server: Any) -> None:
             ls.show_warning(f"FlowEdit: {exc}")
             raise JsonRpcInvalidParams(str(exc), data={"shown": True}) from None
 
-    @server.command("flowedit.revert")
+    @server.command(names.REVERT)
     async def revert(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import RevertArgs, parse
 
@@ -87,7 +97,11 @@ def register(server: Any) -> None:
             ls.show_warning(f"FlowEdit: {result['reason']}")  # say plainly what the revert did not keep
         return result
 
-    @server.command(NEXT_EDIT_ACCEPT)
+
+def _register_next_edits(server: Any) -> None:
+    """Accept, dismiss, accepted as ghost text, and where the cursor went (`flowedit/cursor`)."""
+
+    @server.command(names.ACCEPT_NEXT_EDIT)
     async def accept_next_edit(ls, *args: Any) -> dict[str, Any]:
         from flowedit.lsp.arguments import NextEditArgs, parse
 
@@ -97,21 +111,39 @@ def register(server: Any) -> None:
             ls.show_warning(f"FlowEdit: {result['reason']}")
         return result
 
-    @server.command(NEXT_EDIT_DISMISS)
+    @server.command(names.DISMISS_NEXT_EDIT)
     def dismiss_next_edit(ls, *args: Any) -> dict[str, bool]:
         from flowedit.lsp.arguments import NextEditArgs, parse
 
         a: NextEditArgs = parse(NextEditArgs, args)
         return {"dismissed": ls.next_edits.dismiss(a.uri, a.id)}
 
-    @server.command(NEXT_EDIT_ACCEPTED)
+    @server.command(names.NEXT_EDIT_ACCEPTED)
     def next_edit_accepted(ls, *args: Any) -> None:
         from flowedit.lsp.arguments import NextEditArgs, parse
 
         a: NextEditArgs = parse(NextEditArgs, args)
         ls.next_edits.accepted_inline(a.uri, a.id)
 
-    @server.command(CHECK_SETUP)
+    @server.feature(names.CURSOR)
+    def cursor(ls, params: Any) -> None:
+        from flowedit.core.plain import plain
+        from flowedit.lsp.arguments import CursorParams, parse
+
+        p: CursorParams = parse(CursorParams, (plain(params),))
+        doc = ls.docs.get(p.uri)
+        if doc is not None and not doc.unsafe:
+            offset = doc.offset_at(convert.position(p.lsp()), ls.encoding)
+            ls.next_edits.cursor_moved(p.uri, offset)
+            # the user looks at this place (a document that got focus, a jump): once the cursor rests, warm
+            # the model with the context there (at most once until the user types: lsp/inline/warming.py)
+            ls.completer.warming.rests_at(p.uri, offset)
+
+
+def _register_setup_check(server: Any) -> None:
+    """flowedit.checkSetup: the setup checked end to end."""
+
+    @server.command(names.CHECK_SETUP)
     async def check_setup(ls, *args: Any) -> dict[str, Any]:
         """The setup checked end to end (lsp/checkup.py): the report, its text in the log, and one message
         (a warning with each problem, else that there is none) for editors that show nothing else."""
@@ -126,17 +158,3 @@ def register(server: Any) -> None:
         ls.window_show_message(lsp.ShowMessageParams(
             type=lsp.MessageType.Info if report["ok"] else lsp.MessageType.Warning, message=report["summary"]))
         return report
-
-    @server.feature(NEXT_EDIT_CURSOR)
-    def cursor(ls, params: Any) -> None:
-        from flowedit.core.plain import plain
-        from flowedit.lsp.arguments import CursorParams, parse
-
-        p: CursorParams = parse(CursorParams, (plain(params),))
-        doc = ls.docs.get(p.uri)
-        if doc is not None and not doc.unsafe:
-            offset = doc.offset_at(convert.position(p.lsp()), ls.encoding)
-            ls.next_edits.cursor_moved(p.uri, offset)
-            # the user looks at this place (a document that got focus, a jump): once the cursor rests, warm
-            # the model with the context there (at most once until the user types: lsp/inline/warming.py)
-            ls.completer.warming.rests_at(p.uri, offset)

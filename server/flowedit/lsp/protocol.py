@@ -15,15 +15,12 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification
 
-from flowedit.core import redact
+from flowedit.core import names, redact
 
 log = logging.getLogger(__name__)
-# a rewrite's edit to a client that declared `experimental.flowedit.rewriteEdits` (the VS Code extension):
-# workspace/applyEdit's params plus `rewrite`, the rewrite's id; the same answer as workspace/applyEdit
-REWRITE_EDIT = "flowedit/applyRewriteEdit"
 # what the client shows people: masked by `core.redact` (a key an upstream echoed, a bearer in an error)
 TOLD = frozenset({lsp.WINDOW_SHOW_MESSAGE, lsp.WINDOW_SHOW_MESSAGE_REQUEST, lsp.WINDOW_LOG_MESSAGE, lsp.PROGRESS,
-                  lsp.TELEMETRY_EVENT, "flowedit/status"})
+                  lsp.TELEMETRY_EVENT, names.STATUS})
 
 
 class Unreadable:
@@ -191,4 +188,4 @@ class FloweditProtocol(LanguageServerProtocol):
 
     def get_result_type(self, method: str):
         # our request is answered like workspace/applyEdit: read the answer as that (not as namedtuples)
-        return lsp.ApplyWorkspaceEditResponse if method == REWRITE_EDIT else super().get_result_type(method)
+        return lsp.ApplyWorkspaceEditResponse if method == names.APPLY_REWRITE_EDIT else super().get_result_type(method)

@@ -15,15 +15,16 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from flowedit import __version__
+from flowedit.core import names
 from flowedit.core.rewrite.echo import EditorHabits
-from flowedit.core.text.document import Document
+from flowedit.core.text.document import Document, Encoding
 from flowedit.lsp import commands, convert, documents
 from flowedit.lsp.inline import answers
 from flowedit.lsp.nextedit import copilot
 from flowedit.lsp.host import Kind
 from flowedit.lsp.indexprogress import IndexProgress
 from flowedit.lsp.peer import client_name, own_columns
-from flowedit.lsp.protocol import REWRITE_EDIT, FloweditProtocol
+from flowedit.lsp.protocol import FloweditProtocol
 from flowedit.lsp.withhold import Withholding
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from flowedit.model.link import ModelLink
 
 log = logging.getLogger(__name__)
-STATUS = "flowedit/status"
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
 
 
@@ -196,7 +196,7 @@ class FloweditServer(LanguageServer):
         if group is None or not self.groups_rewrite_edits:
             return await self.workspace_apply_edit_async(params)
         payload = {**self.protocol._converter.unstructure(params), "rewrite": group}
-        return await self.protocol.send_request_async(REWRITE_EDIT, payload)
+        return await self.protocol.send_request_async(names.APPLY_REWRITE_EDIT, payload)
 
     async def create_progress(self, token: str) -> bool:
         window = self.client_capabilities.window
@@ -267,7 +267,7 @@ class FloweditServer(LanguageServer):
         if request and request.get("model"):
             self._answered[request.get("asked_model") or request["model"]] = request["model"]
         down = self._links.down_because if self._links is not None else None
-        self.protocol.notify(STATUS, {"state": self.link_state, "model": self._answered.get(asked, model),
+        self.protocol.notify(names.STATUS, {"state": self.link_state, "model": self._answered.get(asked, model),
                                       "endpoint": endpoint, "request": request,
                                       "problem": str(down) if down else None,
                                       **{k: v for feature in self.features for k, v in feature.status().items()},
@@ -300,6 +300,19 @@ class FloweditServer(LanguageServer):
 def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     """A server with every handler registered."""
     server = FloweditServer(cli_settings)
+    _register_lifecycle(server)
+    _register_document_sync(server)
+    _register_code_actions(server)
+    commands.register(server)
+    _register_inline_completions(server)
+    _register_copilot_next_edits(server)
+    _register_completions(server)
+    _register_stats_and_shutdown(server)
+    return server
+
+
+def _register_lifecycle(server: FloweditServer) -> None:
+    """initialize, initialized (the settings applied), trace and settings changes."""
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: FloweditServer, params: lsp.InitializeParams) -> None:
@@ -326,6 +339,10 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
     def did_change_configuration(ls: FloweditServer, params: lsp.DidChangeConfigurationParams) -> None:
         ls.apply_settings(params.settings)
 
+
+def _register_document_sync(server: FloweditServer) -> None:
+    """didOpen, didChange, didClose: the documents kept, and every feature told."""
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: FloweditServer, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
@@ -351,9 +368,7 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             ls.lost_sync(doc.uri, problem)
             return
         ls.in_process.document_changed(doc)
-        last = params.content_changes[-1] if params.content_changes else None
-        at = (doc.offset_at(convert.position(last.range.start), ls.encoding)
-              if isinstance(last, lsp.TextDocumentContentChangePartial) else None)
+        at = _last_change_start(doc, params, ls.encoding)
         for feature in ls.features:
             feature.changed(doc, at)
 
@@ -365,43 +380,70 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         ls.docs.pop(params.text_document.uri, None)
         ls.withholding.closed(params.text_document.uri)
 
+
+def _register_code_actions(server: FloweditServer) -> None:
+    """Code actions: rewrite the selection (with each preset), the rewrite's controls, the next edit."""
+
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
                     lsp.CodeActionOptions(code_action_kinds=[REWRITE_KIND], resolve_provider=False))
     def code_action(ls: FloweditServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
         uri, r = params.text_document.uri, params.range
         if uri not in ls.docs or ls.withheld(uri):
             return None
-        choices: list[tuple[str, str, dict[str, Any]]] = []
-        if (r.start.line, r.start.character) != (r.end.line, r.end.character):
-            base = {"uri": uri, "range": ls.protocol._converter.unstructure(r)}
-            choices += [(title, "flowedit.rewrite", {**base, "instruction": instruction}) for title, instruction
-                        in [("Rewrite selection…", None)] + [(p.title, p.instruction) for p in ls.settings.rewrite.presets]]
-        if not ls.groups_rewrite_edits:  # (flowedit's own packages have commands and keys for these)
-            choices += ls.rewrites.controls(uri)
-        if r.start == r.end:
-            ls.next_edits.cursor_moved(uri, ls.docs[uri].offset_at(convert.position(r.start), ls.encoding))
-        choices += ls.next_edits.code_actions(uri, r)
         return [lsp.CodeAction(title=title, kind=REWRITE_KIND,
                                command=lsp.Command(title=title, command=command, arguments=[argument]))
-                for title, command, argument in choices] or None
+                for title, command, argument in _code_action_choices(ls, uri, r)] or None
 
-    commands.register(server)
+
+def _code_action_choices(ls: FloweditServer, uri: str, r: lsp.Range) -> list[tuple[str, str, dict[str, Any]]]:
+    """(title, command, argument) of each code action at `r`: a selection's rewrites, the rewrite's controls
+    (for editors without flowedit's package), the next edit (a cursor here moved there)."""
+    choices: list[tuple[str, str, dict[str, Any]]] = []
+    if (r.start.line, r.start.character) != (r.end.line, r.end.character):
+        base = {"uri": uri, "range": ls.protocol._converter.unstructure(r)}
+        choices += [(title, names.REWRITE, {**base, "instruction": instruction}) for title, instruction
+                    in [("Rewrite selection…", None)] + [(p.title, p.instruction) for p in ls.settings.rewrite.presets]]
+    if not ls.groups_rewrite_edits:  # (flowedit's own packages have commands and keys for these)
+        choices += ls.rewrites.controls(uri)
+    if r.start == r.end:
+        ls.next_edits.cursor_moved(uri, ls.docs[uri].offset_at(convert.position(r.start), ls.encoding))
+    choices += ls.next_edits.code_actions(uri, r)
+    return choices
+
+
+def _last_change_start(doc: Document, params: lsp.DidChangeTextDocumentParams, encoding: Encoding) -> int | None:
+    """Where the last change of a didChange began, in `doc` as changed; None for a whole-text change."""
+    last = params.content_changes[-1] if params.content_changes else None
+    return (doc.offset_at(convert.position(last.range.start), encoding)
+            if isinstance(last, lsp.TextDocumentContentChangePartial) else None)
+
+
+def _register_inline_completions(server: FloweditServer) -> None:
+    """textDocument/inlineCompletion: ghost text (or the next edit, where the client shows it so)."""
 
     @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
     async def inline_completion(ls: FloweditServer, params: lsp.InlineCompletionParams):
         return await answers.inline_items(ls, ls.completer, params, ls.next_edits)
 
-    @server.feature(copilot.INLINE_EDIT)
+
+def _register_copilot_next_edits(server: FloweditServer) -> None:
+    """The next edit in the shape of GitHub Copilot's language server (lsp/nextedit/copilot.py)."""
+
+    @server.feature(names.COPILOT_INLINE_EDIT)
     async def copilot_inline_edit(ls: FloweditServer, params: Any) -> dict[str, Any]:
         return await copilot.inline_edits(ls, ls.next_edits, params)
 
-    @server.feature(copilot.SHOWN)
+    @server.feature(names.INLINE_EDIT_SHOWN)
     def did_show_inline_edit(ls: FloweditServer, params: Any) -> None:
         copilot.shown(ls.next_edits, params)
 
-    @server.feature(copilot.FOCUS)
+    @server.feature(names.FOCUS)
     def did_focus(ls: FloweditServer, params: Any) -> None:
         pass  # (Copilot's clients send it as the user changes buffers: nothing to do, nothing to log)
+
+
+def _register_completions(server: FloweditServer) -> None:
+    """Completion items (for clients without ghost text) and what the client says of suggestions."""
 
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "(", "="]))
     async def complete(ls: FloweditServer, params: lsp.CompletionParams):
@@ -410,19 +452,23 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
             return None  # the client shows ghost text from textDocument/inlineCompletion instead
         return await answers.completion_items(ls, ls.completer, params)
 
-    @server.feature(answers.PARTIAL)
+    @server.feature(names.COMPLETION_PARTIALLY_ACCEPTED)
     def did_partially_accept(ls: FloweditServer, params: Any) -> None:
         answers.partially_accepted(ls, ls.completer, params)
 
-    @server.feature(answers.SHOWN)
+    @server.feature(names.COMPLETION_SHOWN)
     def did_show(ls: FloweditServer, params: Any) -> None:
         ls.completer.counters.shown += 1
 
-    @server.command(answers.ACCEPTED)
+    @server.command(names.COMPLETION_ACCEPTED)
     def accepted(ls, *args: Any) -> None:  # no annotation on `ls`: pygls resolves command hints at run time
         ls.completer.counters.accepted += 1
 
-    @server.command("flowedit.stats")
+
+def _register_stats_and_shutdown(server: FloweditServer) -> None:
+    """flowedit.stats (what a long day left behind) and shutdown (every feature closed, then the links)."""
+
+    @server.command(names.STATS)
     def stats(ls, *args: Any) -> dict[str, int]:  # what a long day left behind (bench/soak.py reads it)
         return {"tasks": len(asyncio.all_tasks()), "documents": len(ls.docs),
                 **{k: v for feature in ls.features for k, v in feature.stats().items()}}
@@ -434,5 +480,3 @@ def build_server(cli_settings: dict[str, Any] | None = None) -> FloweditServer:
         for feature in ls.features:
             await feature.close()
         await ls.close_links()
-
-    return server

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from flowedit.core import names
 from flowedit.core.inline.shape import Cursor, fit
 from flowedit.core.text.document import Document
 from flowedit.lsp import convert
@@ -17,9 +18,9 @@ if TYPE_CHECKING:
     from flowedit.lsp.inline.completer import InlineCompleter
     from flowedit.lsp.nextedit.edits import NextEdits
 
-ACCEPTED = "flowedit.completionAccepted"
-PARTIAL = "textDocument/didPartiallyAcceptCompletion"  # Copilot's name and shape
-SHOWN = "textDocument/didShowCompletion"
+ACCEPTED = names.COMPLETION_ACCEPTED
+PARTIAL = names.COMPLETION_PARTIALLY_ACCEPTED  # Copilot's name and shape
+SHOWN = names.COMPLETION_SHOWN
 _WORD = re.compile(r"[\w$]+$")
 _SNIPPET_SPECIAL = re.compile(r"[\\$}]")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

@@ -19,6 +19,7 @@ from cattrs.errors import BaseValidationError
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
+from flowedit.core import names
 from flowedit.core.plain import plain
 from flowedit.lsp import convert
 
@@ -26,9 +27,9 @@ if TYPE_CHECKING:
     from flowedit.lsp.nextedit.edits import NextEdits
 
 log = logging.getLogger(__name__)
-INLINE_EDIT = "textDocument/copilotInlineEdit"
-SHOWN = "textDocument/didShowInlineEdit"
-FOCUS = "textDocument/didFocus"  # Copilot's clients say which document has focus: nothing to do with it
+INLINE_EDIT = names.COPILOT_INLINE_EDIT
+SHOWN = names.INLINE_EDIT_SHOWN
+FOCUS = names.FOCUS  # Copilot's clients say which document has focus: nothing to do with it
 ANSWER_WAIT_S = 5.0
 NOTHING: dict[str, list] = {"edits": []}
 

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from lsprotocol import types as lsp
 
+from flowedit.core import names
 from flowedit.core.exclude import uri_path
 from flowedit.core.nextedit.history import EditHistory
 from flowedit.core.nextedit.prediction import (NEXT_EDIT_INSTRUCTIONS, NextEditContext, Prediction, minimal_edits,
@@ -36,10 +37,10 @@ from flowedit.model import wire
 from flowedit.model.errors import ModelFailure
 
 log = logging.getLogger(__name__)
-NEXT_EDIT = "flowedit/nextEdit"
-CURSOR = "flowedit/cursor"
-ACCEPT = "flowedit.acceptNextEdit"
-DISMISS = "flowedit.dismissNextEdit"
+NEXT_EDIT = names.NEXT_EDIT
+CURSOR = names.CURSOR
+ACCEPT = names.ACCEPT_NEXT_EDIT
+DISMISS = names.DISMISS_NEXT_EDIT
 TITLE = "Apply next edit"
 _ids = itertools.count(1)
 
@@ -400,7 +401,7 @@ class NextEdits:
             self._stop(uri)
 
 
-ACCEPTED_INLINE = "flowedit.nextEditAccepted"
+ACCEPTED_INLINE = names.NEXT_EDIT_ACCEPTED
 
 
 def _summary(old: str, new: str, width: int = 40) -> str:

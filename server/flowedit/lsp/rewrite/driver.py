@@ -10,12 +10,13 @@ import dataclasses
 import itertools
 import logging
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
 from flowedit.core.rewrite.context import (DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, output_budget, redirect_prompt,
                                    rewrite_context)
+from flowedit.core import names
 from flowedit.core.exclude import uri_path
 from flowedit.core.text.linediff import whole_lines
 from flowedit.core.text.region import Region, TrackedRegion
@@ -28,6 +29,9 @@ from flowedit.lsp.asking import Asking, as_sent
 from flowedit.lsp.rewrite.run import RewriteRun, model_failure
 from flowedit.model import wire
 from flowedit.model.errors import ModelError, ModelFailure
+
+if TYPE_CHECKING:
+    from flowedit.model.lane import Lane
 
 log = logging.getLogger(__name__)
 _ids = itertools.count(1)
@@ -196,14 +200,14 @@ class Rewrites:
             return []
         session = run.session
         if session.state is State.STREAMING:
-            return [("FlowEdit: Stop the rewrite", "flowedit.interrupt", {"uri": uri})] + [
-                (f"FlowEdit: Redirect: {p.title}", "flowedit.redirect", {"id": run.id, "instruction": p.instruction})
+            return [("FlowEdit: Stop the rewrite", names.INTERRUPT, {"uri": uri})] + [
+                (f"FlowEdit: Redirect: {p.title}", names.REDIRECT, {"id": run.id, "instruction": p.instruction})
                 for p in self.host.settings.rewrite.presets]
         out = []
         if session.resumable:
-            out.append(("FlowEdit: Continue the rewrite", "flowedit.continue", {"uri": uri}))
+            out.append(("FlowEdit: Continue the rewrite", names.CONTINUE, {"uri": uri}))
         if session.revertible:
-            out.append(("FlowEdit: Revert the last rewrite", "flowedit.revert", {"uri": uri}))
+            out.append(("FlowEdit: Revert the last rewrite", names.REVERT, {"uri": uri}))
         return out
 
     def _prune(self, keep: int = 100) -> None:
@@ -259,12 +263,38 @@ class Rewrites:
                       follows: str | None = None) -> None:
         """Ask the model and stream its answer into the session; `follows`: a redirect continues that
         response, sending the new instruction only (the whole context again if the endpoint forgot it)."""
-        session = run.session
-        doc = session.doc
-        settings = self.host.settings
-        ctx = rewrite_context(doc, session.region, run.instruction, uri_path(run.uri),
+        while True:
+            create, tokens_before = self._request(run, partial, written, follows), run.tokens
+            if follows is not None:
+                run.followups += 1
+            try:
+                if not await self._answer(run, generation, create, tokens_before):
+                    return  # redirected before the answer began: the newer stream carries on
+            except ModelError as exc:
+                if follows is not None and self._forgotten(run, generation, exc, tokens_before):
+                    run.followup_fallbacks += 1  # the endpoint forgot it: the whole context again
+                    follows = None
+                    continue
+                if generation == run.generation:
+                    run.session.fail(model_failure(exc))
+            except ModelFailure as exc:
+                if generation == run.generation:
+                    run.session.fail(model_failure(exc))
+            except Exception as exc:  # a bug of ours must end this rewrite cleanly, not the server
+                log.exception("rewrite %s crashed", run.id)
+                run.session.fail(f"internal error: {exc!r}")
+            break
+        self.pump(run)
+
+    def _request(self, run: RewriteRun, partial: str | None, written: str | None,
+                 follows: str | None) -> wire.ResponseCreate:
+        """What to ask the model: the context and the instruction; `written`: a stopped rewrite continues
+        (the selection as it was, and the answer so far); `follows`: only the new instruction, after that
+        response."""
+        session, settings = run.session, self.host.settings
+        ctx = rewrite_context(session.doc, session.region, run.instruction, uri_path(run.uri),
                               settings.rewrite.context_tokens, previous_answer=partial)
-        if written is not None:  # continue: the selection as it was, and the answer so far
+        if written is not None:
             ctx = dataclasses.replace(ctx, selection=session.original, answer_so_far=written)
         create = wire.ResponseCreate(
             model=None, input=ctx.prompt(),
@@ -274,51 +304,53 @@ class Rewrites:
             flowedit={"task": "rewrite", "mode": session.mode.value, "path": ctx.path,
                       "language_id": ctx.language_id},
         )
-        tokens_before = run.tokens
         if follows is not None:
             create = create.model_copy(update={"input": redirect_prompt(run.instruction),
                                                "previous_response_id": follows})
-            run.followups += 1
-        try:
-            link, create.model = await self.host.link("rewrite")
-            run.model, run.endpoint = create.model, link.shown_url
-            asking = Asking(link, as_sent(create, "rewrite", settings, link))
-            lane = await asking.start()
-            if generation != run.generation or session.state is not State.STREAMING:
-                await lane.interrupt()
-                return
-            run.lane = lane
-            asking.on_lane = lambda again: setattr(run, "lane", again)
-            async for events in asking.batches():
-                if generation != run.generation:
-                    break  # redirected: what the old lane still held belongs to the old answer
-                lane = asking.lane or lane
-                run.answered = lane.model or run.answered
-                if not self._feed(run, events, first=run.tokens == tokens_before):
-                    # the rest is not code (prose, a repeat): stop paying for it
-                    log.info("rewrite %s: %s; the rest of the answer is left out", run.id, session.shaper.ended)
-                    await self._stop_lane(run)
-                    break
+        return create
+
+    async def _answer(self, run: RewriteRun, generation: int, create: wire.ResponseCreate,
+                      tokens_before: int) -> bool:
+        """Send `create` and stream the answer into the session, then finish it (or fail it, cut short);
+        False if the rewrite was redirected or ended before the answer began."""
+        session = run.session
+        link, create.model = await self.host.link("rewrite")
+        run.model, run.endpoint = create.model, link.shown_url
+        asking = Asking(link, as_sent(create, "rewrite", self.host.settings, link))
+        lane = await asking.start()
+        if generation != run.generation or session.state is not State.STREAMING:
+            await lane.interrupt()
+            return False
+        run.lane = lane
+        asking.on_lane = lambda again: setattr(run, "lane", again)
+        lane = await self._receive(run, generation, asking, lane, tokens_before)
+        run.usage = lane.usage or run.usage
+        if generation == run.generation and lane.incomplete_reason not in (None, "interrupted"):
+            session.fail(f"the model stopped early ({lane.incomplete_reason}): the answer is incomplete")
+        elif generation == run.generation:
+            session.finish()
+        return True
+
+    async def _receive(self, run: RewriteRun, generation: int, asking: Asking, lane: Lane, tokens_before: int) -> Lane:
+        """The answer's events into the session, batch by batch, until it ends, is redirected, or turns out
+        not to be code; the lane it came on last (a retry may have opened another)."""
+        async for events in asking.batches():
+            if generation != run.generation:
+                break  # redirected: what the old lane still held belongs to the old answer
             lane = asking.lane or lane
-            run.usage = lane.usage or run.usage
-            if generation == run.generation and lane.incomplete_reason not in (None, "interrupted"):
-                session.fail(f"the model stopped early ({lane.incomplete_reason}): the answer is incomplete")
-            elif generation == run.generation:
-                session.finish()
-        except ModelError as exc:
-            if follows is not None and exc.code == "previous_response_not_found" and generation == run.generation \
-                    and session.state is State.STREAMING and run.tokens == tokens_before:
-                run.followup_fallbacks += 1  # the endpoint forgot it: the whole context again
-                return await self._stream(run, generation, partial, written)
-            if generation == run.generation:
-                session.fail(model_failure(exc))
-        except ModelFailure as exc:
-            if generation == run.generation:
-                session.fail(model_failure(exc))
-        except Exception as exc:  # a bug of ours must end this rewrite cleanly, not the server
-            log.exception("rewrite %s crashed", run.id)
-            session.fail(f"internal error: {exc!r}")
-        self.pump(run)
+            run.answered = lane.model or run.answered
+            if not self._feed(run, events, first=run.tokens == tokens_before):
+                # the rest is not code (prose, a repeat): stop paying for it
+                log.info("rewrite %s: %s; the rest of the answer is left out", run.id, run.session.shaper.ended)
+                await self._stop_lane(run)
+                break
+        return asking.lane or lane
+
+    @staticmethod
+    def _forgotten(run: RewriteRun, generation: int, exc: ModelError, tokens_before: int) -> bool:
+        """The endpoint forgot the response a redirect follows, before any of the new answer came."""
+        return (exc.code == "previous_response_not_found" and generation == run.generation
+                and run.session.state is State.STREAMING and run.tokens == tokens_before)
 
     def _feed(self, run: RewriteRun, events: list[wire.ServerEvent], first: bool) -> bool:
         """Events that came together from the model into the session, then one pump for all of them (and
