@@ -19,15 +19,16 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from flowedit.core.rewrite.context import CHARS_PER_TOKEN
 from flowedit.core.nextedit.history import EditEvent, render_events
-from flowedit.core.text.linediff import minimal_change, split_lines
+from flowedit.core.rewrite.context import CHARS_PER_TOKEN
 from flowedit.core.shaping import AnswerShaper, Surroundings, is_fence, strong_prose
 from flowedit.core.text.chunks import Text
 from flowedit.core.text.document import Change, Document, same_effect
+from flowedit.core.text.linediff import minimal_change, split_lines
 
 REGION_START = "<|editable_region_start|>"
 REGION_END = "<|editable_region_end|>"
@@ -103,7 +104,8 @@ class NextEditContext:
     def prompt(self) -> str:
         """The plain-text prompt for a Responses endpoint (with `NEXT_EDIT_INSTRUCTIONS`)."""
         events = "\n\n".join(self.events) or "(none yet)"
-        return f"Recent edits:\n\n{events}\n\nExcerpt of {self.path} ({self.language_id or 'text'}):\n\n{self.excerpt()}"
+        where = f"{self.path} ({self.language_id or 'text'})"
+        return f"Recent edits:\n\n{events}\n\nExcerpt of {where}:\n\n{self.excerpt()}"
 
     def extension(self, max_tokens: int) -> dict[str, Any]:
         """The `flowedit` field of `response.create`: everything an engine needs to build its own prompt."""
@@ -272,9 +274,9 @@ class Prediction:
                 rest = Change(e.start + len(change.text), e.end + change.delta, e.text[len(change.text) :])
                 if rest.start != rest.end or rest.text:
                     out.append(rest)
-            elif change.end < e.start or change.end == e.start and (change.start < e.start or e.start < e.end):
+            elif change.end < e.start or (change.end == e.start and (change.start < e.start or e.start < e.end)):
                 out.append(Change(e.start + change.delta, e.end + change.delta, e.text))
-            elif change.start > e.end or change.start == e.end and e.start < e.end:
+            elif change.start > e.end or (change.start == e.end and e.start < e.end):
                 out.append(e)
             else:
                 self.dropped = "typed over"
