@@ -339,6 +339,7 @@ class NextEditMachine(RuleBasedStateMachine):
             self.session.closed(uri)
             self._flush()
             self.glue.closed.add(uri)
+            self.glue.shown.pop(uri, None)  # (the editor closed it: nothing of it is drawn)
             del self.docs[uri]
             assert uri not in self.glue.timers and uri not in self.glue.running
         self._flush()
