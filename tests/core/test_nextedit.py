@@ -1,5 +1,6 @@
 """Next-edit prediction's pure parts: the context asked with, the answer read back as the smallest
-edits, a shown prediction following the user's typing, and the offline repeat-the-last-edit rule."""
+edits, and a shown prediction following the user's typing (the engines' Zeta prompt and repeat-the-last-edit rule:
+tests/engines/test_zeta.py, test_repeat.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from flowedit.core.nextedit.history import EditEvent, EditHistory
-from flowedit.core.nextedit.prediction import (CURSOR_MARKER, REGION_END, REGION_START, START_OF_FILE, ZETA_TEMPLATE, Prediction,
-                                    last_change_pattern, minimal_edits, next_edit_context, region_from_answer,
-                                    repeat_last_edit, reverts, zeta_prompt)
+from flowedit.core.nextedit.prediction import (CURSOR_MARKER, REGION_END, REGION_START, START_OF_FILE, Prediction,
+                                               minimal_edits, next_edit_context, region_from_answer, reverts)
 from flowedit.core.text.document import Change, Document
+from flowedit.engines.repeat import repeat_last_edit
 
 PIECES = st.sampled_from(["a", "b", "foo", " ", "(", ")", "\n", "\r\n", "中", "😀", "x1"])
 TEXT = st.lists(PIECES, max_size=14).map("".join)
@@ -61,18 +62,6 @@ def test_the_context_is_whole_lines_around_the_cursor_contiguous_in_the_document
     assert top.start_of_file and top.excerpt().startswith(f"```w.py\n{START_OF_FILE}\n{REGION_START}\n")
 
 
-def test_the_zeta_prompt_is_the_template_it_was_trained_on_with_the_edits_and_the_excerpt():
-    doc = Document("file:///w.py", SOURCE)
-    ctx = next_edit_context(doc, 40, "w.py", [EditEvent(1.0, 0, "def f0(w):", "def f0(width):")])
-    prompt = zeta_prompt(ctx.extension(64))
-    assert prompt.startswith("### Instruction:\nYou are a code completion assistant and your task is to analyze user "
-                             "edits and then rewrite an excerpt")
-    assert "### User Edits:\n\nUser edited \"w.py\":\n```diff\n@@ -1,1 +1,1 @@\n-def f0(w):\n+def f0(width):\n```" in prompt
-    assert prompt.endswith(f"### User Excerpt:\n\n{ctx.excerpt()}\n\n### Response:\n")
-    assert zeta_prompt(ctx.extension(64), "E={events}|X={excerpt}") == f"E={ctx.events[0]}|X={ctx.excerpt()}"
-    assert "{events}" in ZETA_TEMPLATE
-
-
 def test_a_chat_models_wrapping_of_a_next_edit_is_taken_off():
     """docs/model-habits.md: a lead-in, a fence, the region at column 0, a sentence after it."""
     region = "    x = 1\n    y = 2\n"
@@ -100,27 +89,6 @@ def test_a_prediction_that_would_undo_the_last_edit_is_recognised():
     back = [Change(8, 12, "add")]
     forward = [Change(24, 27, "plus")]
     assert reverts(back, text, last) and not reverts(forward, text, last)
-
-
-@pytest.mark.parametrize(("old", "new", "pattern"), [
-    ("def f(foo):", "def f(bar):", ("foo", "bar")),
-    ("x = count + 1", "x = counter + 1", ("count", "counter")),  # whole identifiers, not `` -> `er`
-    ("call(a)", "call(a, b)", ("call(a)", "call(a, b)")),  # widened until it says something
-    ("    return x", "    return x\n    y", None),  # lines added: no pattern to repeat
-    ("a  b", "a b", None),  # only blanks changed
-])
-def test_the_last_edit_as_a_pattern(old, new, pattern):
-    assert last_change_pattern(EditEvent(0.0, 0, old, new)) == pattern
-
-
-def test_repeating_the_last_edit_changes_whole_words_only_and_skips_what_already_reads_the_new_way():
-    region = "def f(bar):\n    foo_bar = foo + food\n    return foo\n"
-    assert repeat_last_edit(region, EditEvent(0.0, 0, "def f(foo):", "def f(bar):")) == \
-        "def f(bar):\n    foo_bar = bar + food\n    return bar\n"
-    added = "call(a, b)\ncall(a)\ncall(a, b)\n"
-    assert repeat_last_edit(added, EditEvent(0.0, 0, "call(a)", "call(a, b)")) == "call(a, b)\ncall(a, b)\ncall(a, b)\n"
-    assert repeat_last_edit("nothing here\n", EditEvent(0.0, 0, "def f(foo):", "def f(bar):")) is None
-    assert repeat_last_edit(region, None) is None
 
 
 # ---------------------------------------------------------------------------- a shown prediction follows typing
@@ -210,14 +178,3 @@ def test_a_streaming_answer_settles_the_edits_it_has_written_past():
     assert settled_region(f"a = 10\nb = 2  # 中文\nc = 3\nd = 4\n{REGION_END}", region) is None  # complete: final
     inserted = settled_region("a = 1\n    extra()\nb = 2  # 中文\n", region)
     assert inserted == "a = 1\n    extra()\nb = 2  # 中文\nc = 3\nd = 4\n"
-
-
-def test_a_parameter_renamed_in_a_signature_is_renamed_in_its_own_function_only():
-    region = ("def area(size, height):\n    scaled = width * 2\n\n    return width * height\n\n\n"
-              "def other(width):\n    return width\n")
-    assert repeat_last_edit(region, EditEvent(0.0, 0, "def area(width, height):", "def area(size, height):")) == (
-        "def area(size, height):\n    scaled = size * 2\n\n    return size * height\n\n\n"
-        "def other(width):\n    return width\n")
-    braces = "function f(size) {\n  return width + 1;\n}\nfunction g(width) {\n  return width;\n}\n"
-    assert repeat_last_edit(braces, EditEvent(0.0, 0, "function f(width) {", "function f(size) {")) == \
-        braces.replace("return width + 1", "return size + 1")

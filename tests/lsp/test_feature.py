@@ -40,9 +40,9 @@ async def test_closing_a_document_ends_next_edits_idle_timer_and_history():
     edits.opened(doc)
     doc.apply_changes([Change(len("def f(x):\n    return x"), len("def f(x):\n    return x"), " + 1")], 2)
     edits.changed(doc, len("def f(x):\n    return x"))
-    assert URI in edits._idle and URI in edits.histories  # a prediction is to come once the user pauses
+    assert URI in edits._idle and URI in edits.session.docs  # a prediction is to come once the user pauses
     edits.closed(URI)
-    assert URI not in edits._idle and URI not in edits.histories and URI not in edits.predictions
+    assert URI not in edits._idle and URI not in edits.session.docs
     await asyncio.sleep(h.settings.next_edit.idle_ms / 1000 + 0.05)
     assert edits.counters["requests"] == 0  # the timer did not fire for a closed document
     await edits.close()

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import AsyncIterator, Awaitable, Callable, Literal, Sequence
 
-from flowedit.core.nextedit.prediction import repeated_edit_answer
+from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.engines.base import TOKEN_CHARS, DropConnection, EngineError, new_input_tokens
 from flowedit.engines.habits import bursty, parse_habits, reasoning_deltas, with_habits
 from flowedit.model import wire

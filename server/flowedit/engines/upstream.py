@@ -52,12 +52,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
-from flowedit.core.nextedit.prediction import REGION_END, ZETA_TEMPLATE, zeta_prompt
+from flowedit.core.nextedit.prediction import REGION_END
 from flowedit.core.redact import known as known_secrets
 from flowedit.engines.base import EngineError
 from flowedit.engines.sse import SSEDecoder, SSEError
 from flowedit.model import wire
 from flowedit.engines.upstream_wire import chat_messages, upstream_error, with_sampling
+from flowedit.engines.zeta import ZETA_TEMPLATE, zeta_prompt
 from flowedit.model.transport import loopback, redact
 
 FimMode = Literal["auto", "suffix", "infill", "template", "prompt"]

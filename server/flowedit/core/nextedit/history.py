@@ -10,8 +10,8 @@ event. Time is an input: the clock is injected.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Sequence
 
 from flowedit.core.text.chunks import Text
 from flowedit.core.text.document import Change, Document

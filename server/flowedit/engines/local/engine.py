@@ -26,7 +26,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowedit.core.nextedit.prediction import repeated_edit_answer
+from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by, secret_in
 from flowedit.core.words import byte_size, duration, plural
 from flowedit.engines.base import EngineError

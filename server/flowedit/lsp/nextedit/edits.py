@@ -1,12 +1,10 @@
-"""`NextEdits`: next-edit suggestions for every editor.
+"""`NextEdits`: next-edit suggestions for every editor, the glue of `core.nextedit.session.NextEditSession`.
 
-Each open document keeps its recent edits (`core.history.EditHistory`). LSP has no "edit ended" event,
-so a prediction starts when an edit is followed by `next_edit.idle_ms` without a change, or at once when
-the cursor leaves the edited line (the server learns where the cursor is from inline-completion and
-code-action requests, and from `flowedit/cursor`, which flowedit's own packages send); a newer edit
-interrupts the running prediction. The answer (the rewritten editable region) becomes the smallest edits
-(`core.nextedit`); nothing is applied until the user accepts, and a prediction the user types over is
-dropped (`Prediction` follows the document).
+The session decides (when to predict, what is shown, how it ends: its docstring); this feeds it the
+documents' changes, the cursor (learnt from inline-completion and code-action requests, and from
+`flowedit/cursor`, which flowedit's own packages send) and the time, and does what it hands out: arms
+`next_edit.idle_ms` timers, runs the model calls (their answers paced by frames: `FramePacer`), tells the
+editor. Nothing is applied until the user accepts.
 
 Delivered four ways: `flowedit/nextEdit` (flowedit's packages draw it), the code action "Apply next edit"
 near it (every editor), an inline completion when the edit is on the cursor's line (`inline_item`), and
@@ -16,23 +14,24 @@ the answer to `textDocument/copilotInlineEdit` (Copilot's next-edit clients: lsp
 from __future__ import annotations
 
 import asyncio
-import itertools
+import functools
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lsprotocol import types as lsp
 
 from flowedit.core import names
 from flowedit.core.exclude import uri_path
-from flowedit.core.nextedit.history import EditHistory
-from flowedit.core.nextedit.prediction import (NEXT_EDIT_INSTRUCTIONS, NextEditContext, Prediction, minimal_edits,
-                                    next_edit_context, region_from_answer, reverts, settled_region)
-from flowedit.core.text.document import Change, Document
+from flowedit.core.nextedit.actions import Arm, Cancel, Clear, Disarm, Predict, Show
+from flowedit.core.nextedit.prediction import NEXT_EDIT_INSTRUCTIONS, NextEditContext, Prediction, next_edit_context
+from flowedit.core.nextedit.session import NextEditSession
+from flowedit.core.text.document import Document
 from flowedit.lsp import convert
-from flowedit.lsp.host import Host
 from flowedit.lsp.asking import Asking, as_sent
-from flowedit.lsp.modellinks import answered_by
+from flowedit.lsp.host import Host
 from flowedit.lsp.inline.streams import quiet_interrupt
+from flowedit.lsp.modellinks import answered_by
 from flowedit.model import wire
 from flowedit.model.errors import ModelFailure
 
@@ -42,7 +41,7 @@ CURSOR = names.CURSOR
 ACCEPT = names.ACCEPT_NEXT_EDIT
 DISMISS = names.DISMISS_NEXT_EDIT
 TITLE = "Apply next edit"
-_ids = itertools.count(1)
+_interrupting: set[asyncio.Future] = set()  # (held until done: the loop keeps only weak references)
 
 
 class FramePacer:
@@ -74,165 +73,126 @@ class FramePacer:
 
 
 class NextEdits:
-    """Predicts, keeps and delivers next edits for one language server."""
+    """Predicts, keeps and delivers next edits for one language server: `NextEditSession` decides, this
+    arms its timers, runs its model calls and tells the editor."""
 
-    def __init__(self, host: Host) -> None:  # noqa: D107
+    def __init__(self, host: Host) -> None:
         self.host = host
-        self.histories: dict[str, EditHistory] = {}
-        self.predictions: dict[str, Prediction] = {}
-        self.cursors: dict[str, int] = {}  # where each document's cursor was last seen
-        self._edited_line: dict[str, int] = {}  # the line of the last edit not yet predicted from
-        self._idle: dict[str, asyncio.TimerHandle] = {}
-        self._runs: dict[str, asyncio.Task] = {}
-        self.counters = {"requests": 0, "predictions": 0, "empty": 0, "rejected": 0, "stale": 0, "interrupted": 0,
-                         "accepted": 0, "dismissed": 0, "typed_over": 0, "failed": 0, "cut": 0,
-                         "shown": 0}
-        self._made: dict[str, int] = {}  # per document: the last prediction the user made in full
+        self.session = NextEditSession()
+        self.counters = self.session.counters
+        self._idle: dict[str, asyncio.TimerHandle] = {}  # per document: the timer of the prediction to come
+        self._runs: dict[int, asyncio.Task] = {}  # per run: its model call
 
-    # ------------------------------------------------------------------ documents
-    def opened(self, doc: Document) -> None:
-        """Follow `doc`'s edits from now on."""
-        loop = asyncio.get_running_loop()
-        history = EditHistory(loop.time, doc)
-        self.histories[doc.uri] = history
-        doc.observers.append(history)
+    # ------------------------------------------------------------------ doing what the session says
+    def _flush(self) -> None:
+        for action in self.session.take():
+            if isinstance(action, Arm):
+                self._disarm(action.uri)
+                self._idle[action.uri] = asyncio.get_running_loop().call_at(
+                    action.at, self._idle_over, action.uri, action.at)
+            elif isinstance(action, Disarm):
+                self._disarm(action.uri)
+            elif isinstance(action, Predict):
+                self._start(action)
+            elif isinstance(action, Cancel):
+                task = self._runs.pop(action.run, None)
+                if task is not None and not task.done():
+                    task.cancel()  # (the lane is interrupted as its iteration is cancelled: `_ask`)
+            elif isinstance(action, Show):
+                self._tell(action.doc, action.prediction)
+            elif isinstance(action, Clear):
+                self.host.notify(NEXT_EDIT, {"uri": action.uri, "id": action.id, "edits": [], "cleared": action.why})
 
-    def closed(self, uri: str) -> None:
-        """Forget `uri`: its history, prediction, the one running and the one to come."""
-        self._stop(uri)
-        pending = self._idle.pop(uri, None)
-        if pending is not None:
-            pending.cancel()
-        self._made.pop(uri, None)
-        self.histories.pop(uri, None)
-        self.cursors.pop(uri, None)
-        self._edited_line.pop(uri, None)
-        self._drop(uri, "closed", tell=False)
+    def _disarm(self, uri: str) -> None:
+        handle = self._idle.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
 
-    def edited(self, doc: Document, predict: bool = True) -> None:
-        """`doc` changed: the running prediction is stale; predict again once the user pauses (unless not
-        `predict`: the change came from a rewrite streaming there, not from the user)."""
-        uri = doc.uri
-        self._stop(uri)
-        prediction = self.predictions.get(uri)
-        if prediction is not None:
-            if prediction.live:
-                self._tell(doc, prediction)  # (it moved with the text, or the user typed some of it)
-            else:
-                self._drop(uri, prediction.dropped or "typed over")
-        history = self.histories.get(uri)
-        if not predict or history is None or history.last_line is None or not self._enabled(uri):
-            return
-        line = history.last_line
-        self._edited_line[uri] = line
-        self.cursors[uri] = history.last_offset if history.last_offset is not None else 0
-        pending = self._idle.pop(uri, None)
-        if pending is not None:
-            pending.cancel()
-        self._idle[uri] = asyncio.get_running_loop().call_later(
-            self.host.settings.next_edit.idle_ms / 1000, self._start, uri)
+    def _idle_over(self, uri: str, at: float) -> None:
+        self._idle.pop(uri, None)
+        # (asyncio may run a timer up to a clock tick early: it is this deadline's)
+        self.session.idle_over(uri, max(asyncio.get_running_loop().time(), at), self._enabled(uri))
+        self._flush()
 
-    def cursor_moved(self, uri: str, offset: int) -> None:
-        """The cursor of `uri` is at `offset`: leaving the line just edited predicts at once."""
-        doc = self.host.docs.get(uri)
-        if doc is None:
-            return
-        self.cursors[uri] = offset
-        edited = self._edited_line.get(uri)
-        if edited is not None and doc.line_of(offset) != edited and uri in self._idle:
-            self._idle.pop(uri).cancel()
-            self._start(uri)
-
-    # ------------------------------------------------------------------ predicting
     def _enabled(self, uri: str) -> bool:
         doc = self.host.docs.get(uri)
         return (self.host.settings.next_edit.enabled and doc is not None and not doc.unsafe
                 and not self.host.withheld(uri))
 
-    def _start(self, uri: str) -> None:
-        self._idle.pop(uri, None)
-        doc, history = self.host.docs.get(uri), self.histories.get(uri)
-        if doc is None or history is None or not history.events or not self._enabled(uri):
-            return
-        self._edited_line.pop(uri, None)
-        self._stop(uri)
-        self.counters["requests"] += 1
-        task = asyncio.ensure_future(self._predict(doc, history, self.cursors.get(uri, 0)))
-        self._runs[uri] = task
-        task.add_done_callback(lambda t, uri=uri: self._runs.pop(uri, None) if self._runs.get(uri) is t else None)
+    # ------------------------------------------------------------------ documents
+    def opened(self, doc: Document) -> None:
+        """Follow `doc`'s edits from now on."""
+        self.session.opened(doc, asyncio.get_running_loop().time)
+        self._flush()
 
-    def _stop(self, uri: str) -> None:
-        task = self._runs.pop(uri, None)
-        if task is not None and not task.done():
-            task.cancel()  # (the lane is interrupted as its iteration is cancelled: `_ask`)
-            self.counters["interrupted"] += 1
+    def closed(self, uri: str) -> None:
+        """Forget `uri`: its history, prediction, the one running and the one to come."""
+        self.session.closed(uri)
+        self._flush()
 
-    async def _predict(self, doc: Document, history: EditHistory, cursor: int) -> None:
+    def edited(self, doc: Document, predict: bool = True) -> None:
+        """`doc` changed: the running prediction is stale; predict again once the user pauses (unless not
+        `predict`: the change came from a rewrite streaming there, not from the user)."""
+        self.session.edited(doc.uri, asyncio.get_running_loop().time(), self.host.settings.next_edit.idle_ms / 1000,
+                            by_user=predict, enabled=predict and self._enabled(doc.uri))
+        self._flush()
+
+    def cursor_moved(self, uri: str, offset: int) -> None:
+        """The cursor of `uri` is at `offset`: leaving the line just edited predicts at once."""
+        self.session.cursor_moved(uri, offset, self._enabled(uri))
+        self._flush()
+
+    # ------------------------------------------------------------------ predicting
+    def _start(self, action: Predict) -> None:
+        doc, s = action.doc, self.host.settings.next_edit
+        ctx = next_edit_context(doc, min(action.cursor, len(doc.text)), uri_path(doc.uri), action.events,
+                                s.region_tokens, s.context_tokens)
+        self.session.started(doc.uri, action.run, ctx)
+        task = asyncio.ensure_future(self._predict(doc.uri, action.run, ctx, action.edit_at))
+        self._runs[action.run] = task
+        task.add_done_callback(functools.partial(self._ran, action.run))
+
+    def _ran(self, run: int, task: asyncio.Task) -> None:
+        if self._runs.get(run) is task:
+            del self._runs[run]
+
+    async def _predict(self, uri: str, run: int, ctx: NextEditContext, edit_at: float) -> None:
         s = self.host.settings.next_edit
         loop = asyncio.get_running_loop()
-        edit_at = history.last.at if history.last else loop.time()
-        ctx = next_edit_context(doc, min(cursor, len(doc.text)), uri_path(doc.uri), history.recent(),
-                                s.region_tokens, s.context_tokens)
         create = wire.ResponseCreate(input=ctx.prompt(), instructions=NEXT_EDIT_INSTRUCTIONS,
                                      max_output_tokens=s.max_tokens, flowedit=ctx.extension(s.max_tokens))
         figures: dict[str, Any] = {}
         outcome = "failed"
-        shown: list[Change] = []
 
         def streaming(answer: str) -> None:  # an edit the model has written past is shown at once
-            nonlocal shown
-            region = settled_region(answer, ctx.region)
-            edits = minimal_edits(ctx.region, region, ctx.region_start) if region is not None else []
-            if edits and edits != shown and doc.version == ctx.version and not reverts(edits, doc.text, ctx.last_edit):
-                shown = edits
-                self._show(doc, Prediction(next(_ids), doc.uri, edits, doc.version, cursor=cursor, meta={
-                    "ms": round((loop.time() - edit_at) * 1000, 1), "streaming": True}))
+            self.session.streamed(uri, run, answer, loop.time())
+            self._flush()
 
         try:
             answer, figures = await self._ask(create, streaming, ctx.answer_limit)
-            outcome = self._conclude(doc, ctx, answer, cursor, {**figures, "ms": round((loop.time() - edit_at) * 1000, 1)})
+            outcome = self.session.ended(uri, run, answer, loop.time(), figures)
         except asyncio.CancelledError:
             outcome = "interrupted"  # (a newer edit took over: counted where it was stopped)
             raise
         except (ModelFailure, RuntimeError) as exc:
             log.info("next-edit prediction failed: %s", exc)
         finally:
+            if outcome == "failed":
+                outcome = self.session.failed(uri, run)
+            if outcome == "rejected":
+                log.info("a next-edit prediction that undoes the last edit was not shown")
             if outcome != "interrupted":
-                self.counters["predictions" if outcome == "shown" else outcome] += 1
-                self.host.send_status(next_edit={"uri": doc.uri, "outcome": outcome,
+                self.host.send_status(next_edit={"uri": uri, "outcome": outcome,
                                                  "ms": round((loop.time() - edit_at) * 1000, 1), **figures})
-
-    def _conclude(self, doc: Document, ctx: NextEditContext, answer: str, cursor: int, meta: dict[str, Any]) -> str:
-        """Turn the model's answer into the prediction shown (or not): the outcome, in a word."""
-        if doc.version != ctx.version or self.host.docs.get(doc.uri) is not doc:
-            return "stale"  # (a change came while it ran; the next pause asks again)
-        region = region_from_answer(answer, ctx.before, ctx.after, ctx.region) if answer.strip() else None
-        edits = minimal_edits(ctx.region, region, ctx.region_start) if region is not None else []
-        if region is None or not edits:
-            return "empty"
-        if reverts(edits, doc.text, ctx.last_edit):
-            log.info("a next-edit prediction that undoes the last edit was not shown")
-            return "rejected"
-        current = self.live(doc.uri)
-        if current is not None and current.edits == edits and current.meta.get("streaming"):
-            current.meta = meta  # (shown while it streamed, the same edits: the same prediction, no redraw)
-            return "shown"
-        self._show(doc, Prediction(next(_ids), doc.uri, edits, doc.version, cursor=cursor, meta=meta))
-        return "shown"
-
-    def _show(self, doc: Document, prediction: Prediction) -> None:
-        """`prediction` replaces the one shown for `doc`, and the editor is told."""
-        self._drop(doc.uri, "replaced", tell=False)
-        self.predictions[doc.uri] = prediction
-        doc.observers.append(prediction)
-        self._tell(doc, prediction)
+            self._flush()
 
     async def _ask(self, create: wire.ResponseCreate, streaming: Callable[[str], None],
                    limit: int | None = None) -> tuple[str, dict[str, Any]]:
         """The model's whole answer to `create` (its lane interrupted if this is cancelled) and its figures;
         `streaming` sees the answer so far whenever a line of it is complete."""
         link, model = await self.host.link("next_edit")
-        asking = Asking(link, as_sent(create.model_copy(update={"model": model}), "next_edit", self.host.settings, link))
+        sent = as_sent(create.model_copy(update={"model": model}), "next_edit", self.host.settings, link)
+        asking = Asking(link, sent)
         lane = await asking.start()
         text: list[str] = []
         pacer = FramePacer(lambda: streaming("".join(text)), self.host.settings.rewrite.frame_ms / 1000)
@@ -243,7 +203,7 @@ class NextEdits:
                     text.append(event.delta)
                     size += len(event.delta)
                     if limit is not None and size > limit:  # more than the region can become: it runs on
-                        self.counters["cut"] += 1
+                        self.session.answer_cut()
                         log.info("next-edit answer cut at %d characters (limit %d)", size, limit)
                         lane = asking.lane or lane
                         await quiet_interrupt(lane, "next-edit")
@@ -252,8 +212,10 @@ class NextEdits:
                         pacer.ask()
         except asyncio.CancelledError:
             lane = asking.lane or lane
-            if not lane.done:
-                asyncio.ensure_future(quiet_interrupt(lane, "next-edit"))
+            if not lane.done:  # (its own task: this one is being cancelled)
+                interrupting = asyncio.ensure_future(quiet_interrupt(lane, "next-edit"))
+                _interrupting.add(interrupting)
+                interrupting.add_done_callback(_interrupting.discard)
             raise
         finally:
             pacer.close()  # (the whole answer is judged next: what a frame held back is not needed)
@@ -262,20 +224,17 @@ class NextEdits:
     async def ready(self, uri: str, offset: int, wait_s: float) -> Prediction | None:
         """The prediction for `uri` once the one coming is ready, waiting at most `wait_s`: a client asking
         has paused, so an edit waiting for `idle_ms` is predicted now (its cursor at `offset`)."""
-        self.cursor_moved(uri, offset)
-        if uri in self._idle:
-            self._idle.pop(uri).cancel()
-            self._start(uri)
-        run = self._runs.get(uri)
-        if run is not None:
-            await asyncio.wait({run}, timeout=wait_s)  # (a client giving up leaves the prediction running)
+        run = self.session.hurry(uri, offset, self._enabled(uri))
+        self._flush()
+        task = self._runs.get(run) if run is not None else None
+        if task is not None:
+            await asyncio.wait({task}, timeout=wait_s)  # (a client giving up leaves the prediction running)
         return self.live(uri)
 
     # ------------------------------------------------------------------ delivery
     def live(self, uri: str) -> Prediction | None:
         """The prediction shown for `uri`, if it still applies."""
-        prediction = self.predictions.get(uri)
-        return prediction if prediction is not None and prediction.live else None
+        return self.session.live(uri)
 
     def _tell(self, doc: Document, prediction: Prediction) -> None:
         enc = self.host.encoding
@@ -284,35 +243,18 @@ class NextEdits:
         self.host.notify(NEXT_EDIT, {"uri": doc.uri, "id": prediction.id, "version": doc.version, "edits": edits,
                                      **{k: prediction.meta[k] for k in ("ms", "model") if k in prediction.meta}})
 
-    def _drop(self, uri: str, why: str, tell: bool = True) -> None:
-        prediction = self.predictions.pop(uri, None)
-        if prediction is None:
-            return
-        doc = self.host.docs.get(uri)
-        if doc is not None and prediction in doc.observers:
-            doc.observers.remove(prediction)
-        if why == "typed over":
-            self.counters["typed_over"] += 1
-        if why == "done":
-            self._made[uri] = prediction.id
-        if tell:
-            self.host.notify(NEXT_EDIT, {"uri": uri, "id": prediction.id, "edits": [], "cleared": why})
-
     def dismiss(self, uri: str, prediction_id: int | None = None) -> bool:
         """Escape: the prediction shown for `uri` goes away, and the one still coming with it — also when
         a newer one replaced `prediction_id` on its way to the editor (the user wants none of it)."""
-        self._stop(uri)
-        prediction = self.predictions.get(uri)
-        if prediction is None:
-            return False
-        self.counters["dismissed"] += 1
-        self._drop(uri, "dismissed")
-        return True
+        dismissed = self.session.dismiss(uri)
+        self._flush()
+        return dismissed
 
     async def accept(self, uri: str, prediction_id: int | None = None) -> dict[str, Any]:
         """Apply the prediction shown for `uri` (a versioned edit: an editor that moved on refuses it)."""
-        doc, prediction = self.host.docs.get(uri), self.live(uri)
-        if doc is None or prediction is None or prediction_id is not None and prediction.id != prediction_id:
+        doc, prediction = self.host.docs.get(uri), self.session.accept(uri, prediction_id)
+        self._flush()
+        if doc is None or prediction is None:
             return {"applied": False, "reason": "no next edit is shown there any more"}
         enc = self.host.encoding
         edit = lsp.TextDocumentEdit(
@@ -320,12 +262,10 @@ class NextEdits:
             edits=[lsp.TextEdit(range=convert.lsp_range(doc, e.start, e.end, enc), new_text=e.text)
                    for e in prediction.edits])
         first = prediction.edits[0]
-        self._stop(uri)  # (the rest of its answer, if it still streams, is not wanted any more)
-        self._drop(uri, "accepted")
         result = await self.host.apply_edit(lsp.ApplyWorkspaceEditParams(
             edit=lsp.WorkspaceEdit(document_changes=[edit]), label="FlowEdit: next edit"))
         applied = bool(result and result.applied)
-        self.counters["accepted"] += applied
+        self.session.applied(applied)
         end = first.start + len(first.text)
         return {"applied": applied, "reason": None if applied else (result.failure_reason if result else None)
                 or "the editor refused the edit", "cursor": _json(convert.lsp_range(doc, end, end, enc).start)
@@ -334,13 +274,8 @@ class NextEdits:
     def code_actions(self, uri: str, r: lsp.Range) -> list[tuple[str, str, dict[str, Any]]]:
         """"Apply next edit" when the range touches a predicted edit's lines or the line the cursor was on
         when it was predicted."""
-        doc, prediction = self.host.docs.get(uri), self.live(uri)
+        doc, prediction = self.host.docs.get(uri), self.session.offered(uri, r.start.line, r.end.line)
         if doc is None or prediction is None:
-            return []
-        lines = {doc.line_of(e.start) for e in prediction.edits} | {doc.line_of(e.end) for e in prediction.edits}
-        if prediction.cursor is not None and prediction.cursor <= len(doc.text):
-            lines.add(doc.line_of(prediction.cursor))
-        if not any(r.start.line <= line <= r.end.line for line in lines):
             return []
         first = prediction.edits[0]
         where = f"line {doc.line_of(first.start) + 1}"
@@ -348,40 +283,25 @@ class NextEdits:
                  {"uri": uri, "id": prediction.id})]
 
     def inline_item(self, doc: Document, offset: int) -> lsp.InlineCompletionItem | None:
-        """The prediction as ghost text when its one edit is on the cursor's line, at or after the
-        cursor (LSP 3.18: an item's range is on one line; an editor shows it only if it starts where the
-        text before the cursor matches)."""
-        prediction = self.live(doc.uri)
-        if prediction is None or len(prediction.edits) != 1:
+        """The prediction as ghost text when its one edit is on the cursor's line, at or after the cursor."""
+        ghost = self.session.ghost(doc.uri, offset)
+        if ghost is None:
             return None
-        e = prediction.edits[0]
-        line = doc.line_of(offset)
-        if doc.line_of(e.start) != line or doc.line_of(e.end) != line or "\n" in e.text or "\r" in e.text:
-            return None
-        if e.start < offset:
-            return None
-        enc = self.host.encoding
+        prediction, change = ghost
         return lsp.InlineCompletionItem(
-            insert_text=doc.text[offset : e.start] + e.text, range=convert.lsp_range(doc, offset, e.end, enc),
+            insert_text=change.text, range=convert.lsp_range(doc, change.start, change.end, self.host.encoding),
             command=lsp.Command(title="FlowEdit: next edit accepted", command=ACCEPTED_INLINE,
                                 arguments=[{"uri": doc.uri, "id": prediction.id}]))
 
     def accepted_inline(self, uri: str, prediction_id: int) -> None:
         """The editor applied the prediction itself (as ghost text): count it, and it is done."""
-        prediction = self.predictions.get(uri)
-        if prediction is not None and prediction.id == prediction_id:
-            self.counters["accepted"] += 1
-            self._drop(uri, "accepted")
-        elif self._made.get(uri) == prediction_id:  # (its edit reached the server first)
-            self.counters["accepted"] += 1
-            del self._made[uri]
+        self.session.accepted_inline(uri, prediction_id)
+        self._flush()
 
     def forget(self) -> None:
         """Nothing predicted so far is shown again (content may be withheld now)."""
-        for uri in list(self.predictions):
-            self._drop(uri, "withheld")
-        for uri in list(self._runs):
-            self._stop(uri)
+        self.session.forget()
+        self._flush()
 
     # ------------------------------------------------------------------ the server's Feature (lsp/feature.py)
     def changed(self, doc: Document, at: int | None) -> None:
@@ -394,11 +314,8 @@ class NextEdits:
         return {"next_edits": dict(self.counters)}
 
     async def close(self) -> None:
-        for handle in self._idle.values():
-            handle.cancel()
-        self._idle.clear()
-        for uri in list(self._runs):
-            self._stop(uri)
+        self.session.close()
+        self._flush()
 
 
 ACCEPTED_INLINE = names.NEXT_EDIT_ACCEPTED
