@@ -181,10 +181,10 @@ class NextEdits:
                 outcome = self.session.failed(uri, run)
             if outcome == "rejected":
                 log.info("a next-edit prediction that undoes the last edit was not shown")
+            self._flush()  # (the prediction goes out before the status that says it was shown)
             if outcome != "interrupted":
                 self.host.send_status(next_edit={"uri": uri, "outcome": outcome,
                                                  "ms": round((loop.time() - edit_at) * 1000, 1), **figures})
-            self._flush()
 
     async def _ask(self, create: wire.ResponseCreate, streaming: Callable[[str], None],
                    limit: int | None = None) -> tuple[str, dict[str, Any]]:
