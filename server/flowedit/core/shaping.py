@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from flowedit.core.text.region import Region
 from flowedit.core.text.document import Document
+from flowedit.core.text.region import Region
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _INDENT = re.compile(r"^[ \t]*")

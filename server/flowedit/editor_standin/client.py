@@ -22,18 +22,19 @@ import collections
 import itertools
 import sys
 import time
-from typing import Any, Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from flowedit import __version__
-from flowedit.editor_standin.inline import InlineCompletions
-from flowedit.editor_standin.records import AppliedEdit, InlineAnswer, RewriteWatch, ServerGone
 from flowedit.core.plain import plain
 from flowedit.core.text.document import Change, Document, Encoding, Position
+from flowedit.editor_standin.inline import InlineCompletions
+from flowedit.editor_standin.records import AppliedEdit, InlineAnswer, RewriteWatch, ServerGone
 
-__all__ = ["AppliedEdit", "EditorClient", "InlineAnswer", "RewriteWatch", "SERVER_COMMAND", "ServerGone"]
+__all__ = ["SERVER_COMMAND", "AppliedEdit", "EditorClient", "InlineAnswer", "RewriteWatch", "ServerGone"]
 
 STATUS = "flowedit/status"
 NEXT_EDIT, CURSOR = "flowedit/nextEdit", "flowedit/cursor"
@@ -103,13 +104,13 @@ class EditorClient(InlineCompletions):
             try:
                 await asyncio.wait_for(client.shutdown_async(None), STOP_TIMEOUT_S)
                 client.exit(None)
-            except (asyncio.TimeoutError, RuntimeError, ConnectionError) as exc:
+            except (TimeoutError, RuntimeError, ConnectionError) as exc:
                 self._log_tail.append(f"(shutdown failed: {exc!r})")
         server = client._server
         if server is not None and server.returncode is None:
             try:
                 await asyncio.wait_for(server.wait(), STOP_TIMEOUT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 server.terminate()
         await client.stop()
         for task in self._tasks:

@@ -18,7 +18,8 @@ how many of those tokens the server has read already (`cached_tokens`, a real se
 from __future__ import annotations
 
 import math
-from typing import AsyncIterator, Protocol, runtime_checkable
+from collections.abc import AsyncIterator
+from typing import Protocol, runtime_checkable
 
 from flowedit.model import wire
 

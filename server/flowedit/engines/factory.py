@@ -13,14 +13,15 @@ import asyncio
 import importlib.resources
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import pydantic
 
-from flowedit.core.redact import known as known_secrets
 from flowedit.core.exclude import DEFAULT_EXCLUDES
+from flowedit.core.redact import known as known_secrets
 from flowedit.core.text.document import Document
 from flowedit.engines.base import Engine
 from flowedit.engines.gateway import Gateway

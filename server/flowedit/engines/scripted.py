@@ -23,8 +23,9 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import AsyncIterator, Awaitable, Callable, Literal, Sequence
+from typing import Literal
 
 from flowedit.core.nextedit.prediction import repeated_edit_answer
 from flowedit.engines.base import TOKEN_CHARS, DropConnection, EngineError, new_input_tokens

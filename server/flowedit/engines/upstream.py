@@ -46,8 +46,9 @@ import logging
 import os
 import re
 import socket
+from collections.abc import AsyncIterator
 from contextlib import aclosing
-from typing import Any, AsyncIterator, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
@@ -56,8 +57,8 @@ from flowedit.core.nextedit.prediction import REGION_END, ZETA_TEMPLATE, zeta_pr
 from flowedit.core.redact import known as known_secrets
 from flowedit.engines.base import EngineError
 from flowedit.engines.sse import SSEDecoder, SSEError
-from flowedit.model import wire
 from flowedit.engines.upstream_wire import chat_messages, upstream_error, with_sampling
+from flowedit.model import wire
 from flowedit.model.transport import loopback, redact
 
 FimMode = Literal["auto", "suffix", "infill", "template", "prompt"]

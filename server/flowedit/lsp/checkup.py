@@ -14,10 +14,10 @@ import time
 from typing import Any
 
 from flowedit.core.checkup import EditorSeen, ErrorKind, Probe, judge, render, summary
-from flowedit.core.rewrite.context import REPLACE_INSTRUCTIONS, rewrite_context
 from flowedit.core.inline.context import FIM_INSTRUCTIONS, fim_context
-from flowedit.core.text.region import Region
+from flowedit.core.rewrite.context import REPLACE_INSTRUCTIONS, rewrite_context
 from flowedit.core.text.document import Document
+from flowedit.core.text.region import Region
 from flowedit.lsp.asking import Asking, as_sent
 from flowedit.lsp.settings.kinds import BY_NAME, FEATURE_KINDS
 from flowedit.lsp.settings.model import Settings
@@ -88,7 +88,7 @@ async def probe(ls: Any, kind: str) -> Probe:
     found = Probe(kind, engine, setting, key_env=key_env, key_set=bool(key_env and os.environ.get(key_env)))
     try:
         await asyncio.wait_for(_ask(ls, kind, found), PROBE_S)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         found.error, found.error_kind = f"no answer within {PROBE_S:.0f} s", "unreachable"
     except ModelFailure as exc:
         cause = exc.cause if isinstance(exc, ModelUnreachable) else exc

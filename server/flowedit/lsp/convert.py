@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from flowedit.core.text.region import Region
 from flowedit.core.rewrite.events import EditBatch
 from flowedit.core.text.document import Change, Document, Encoding, Position, PositionError
+from flowedit.core.text.region import Region
 
 _ENCODINGS = {
     lsp.PositionEncodingKind.Utf8: Encoding.UTF8,

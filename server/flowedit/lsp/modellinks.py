@@ -8,7 +8,8 @@ Imported on first use (it brings pydantic's wire models, websockets and the engi
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
 from flowedit.lsp.settings.kinds import FEATURE_KINDS, Kind

@@ -26,7 +26,7 @@ from flowedit.model.errors import ModelConnectionLost, ModelHandshakeFailed, Mod
 from flowedit.model.lane import Lane
 from flowedit.model.transport import Connection, ModelSetupFailed, Transport, WebSocketTransport, redact
 
-__all__ = ["Connection", "Lane", "ModelLink", "ModelSetupFailed", "Transport", "ONE_AT_A_TIME_HOSTS"]
+__all__ = ["ONE_AT_A_TIME_HOSTS", "Connection", "Lane", "ModelLink", "ModelSetupFailed", "Transport"]
 
 log = logging.getLogger("flowedit.model")
 

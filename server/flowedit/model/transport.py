@@ -25,8 +25,15 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import (ConnectionClosed, InvalidProxy, InvalidProxyMessage, InvalidProxyStatus,
-                                   InvalidStatus, InvalidURI, WebSocketException)
+from websockets.exceptions import (
+    ConnectionClosed,
+    InvalidProxy,
+    InvalidProxyMessage,
+    InvalidProxyStatus,
+    InvalidStatus,
+    InvalidURI,
+    WebSocketException,
+)
 from websockets.proxy import get_proxy, parse_proxy
 from websockets.uri import parse_uri
 

@@ -74,7 +74,7 @@ class ResponseInterrupt(_Open):
     mode: str = "discard_partial_items"
 
 
-ClientEvent = Annotated[Union[ResponseCreate, ResponseInterrupt], Field(discriminator="type")]
+ClientEvent = Annotated[ResponseCreate | ResponseInterrupt, Field(discriminator="type")]
 
 # ---------------------------------------------------------------- server -> client
 
@@ -200,7 +200,7 @@ class UnknownEvent(_Open):
 
 
 KnownServerEvent = Annotated[
-    Union[ResponseLifecycle, OutputTextDelta, OutputTextDone, InterruptAccepted, ErrorEvent],
+    ResponseLifecycle | OutputTextDelta | OutputTextDone | InterruptAccepted | ErrorEvent,
     Field(discriminator="type"),
 ]
 ServerEvent = Union[ResponseLifecycle, OutputTextDelta, OutputTextDone, InterruptAccepted, ErrorEvent, UnknownEvent]

@@ -18,8 +18,8 @@ import ast
 import difflib
 import random
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 BODY_MAX_CHARS = 600  # longer bodies are not asked for whole (a suggestion is ~128 tokens)
 LINE_MIN_CHARS = 12  # a line worth completing: this many characters after its indentation

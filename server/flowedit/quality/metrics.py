@@ -4,8 +4,8 @@ their totals and the latency's p50/p95."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 def edit_distance(a: str, b: str) -> int:

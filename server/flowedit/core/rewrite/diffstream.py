@@ -9,8 +9,8 @@ changed lines, context excluded, so an edit touches only what changed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from unidiff.constants import (
     LINE_TYPE_ADDED,

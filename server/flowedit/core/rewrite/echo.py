@@ -45,7 +45,7 @@ class EditorHabits:
     answers_edits: bool = True
 
     @classmethod
-    def of_client(cls, name: str, *, own_edits: bool = False) -> "EditorHabits":
+    def of_client(cls, name: str, *, own_edits: bool = False) -> EditorHabits:
         """The habits of the client calling itself `name` (`clientInfo.name`); `own_edits`: it applies
         rewrite edits through flowedit's own request (the VS Code extension checks each version itself)."""
         lowered = name.lower()

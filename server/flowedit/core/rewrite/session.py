@@ -19,16 +19,27 @@ import itertools
 from dataclasses import dataclass, field, replace
 
 from flowedit.core.rewrite.answer import Answer
-from flowedit.core.text.chunks import Text
 from flowedit.core.rewrite.diffstream import DiffFormatError
 from flowedit.core.rewrite.echo import EchoProbe, EditorHabits, InFlight
-from flowedit.core.rewrite.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Mode, Reverted,
-                                  RevertFailed, SessionEvent, SessionLimits, State)
+from flowedit.core.rewrite.events import (
+    Conflict,
+    EditBatch,
+    Failed,
+    Finished,
+    Interrupted,
+    Mode,
+    Reverted,
+    RevertFailed,
+    SessionEvent,
+    SessionLimits,
+    State,
+)
 from flowedit.core.rewrite.passing import OldText
 from flowedit.core.rewrite.refusals import Refusals
-from flowedit.core.text.region import Region, nearest
 from flowedit.core.shaping import AnswerShaper, Surroundings
+from flowedit.core.text.chunks import Text
 from flowedit.core.text.document import Change, Document, off_crlf
+from flowedit.core.text.region import Region, nearest
 
 _batch_ids = itertools.count(1)
 
@@ -458,5 +469,17 @@ class RewriteSession:
         self.events.append(event)
 
 
-__all__ = ["Conflict", "EditBatch", "Failed", "Finished", "Interrupted", "Mode", "Reverted", "RevertFailed",
-           "RewriteSession", "SessionEvent", "SessionLimits", "State"]
+__all__ = [
+    "Conflict",
+    "EditBatch",
+    "Failed",
+    "Finished",
+    "Interrupted",
+    "Mode",
+    "RevertFailed",
+    "Reverted",
+    "RewriteSession",
+    "SessionEvent",
+    "SessionLimits",
+    "State",
+]

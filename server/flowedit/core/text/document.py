@@ -9,8 +9,9 @@ and `\\r`, as in the LSP specification.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable, Protocol
+from typing import Protocol
 
 from flowedit.core.text.chunks import Text
 from flowedit.core.text.columns import CHUNK, ColumnIndex, Encoding
@@ -218,7 +219,7 @@ class Document:
         for observer in list(self.observers):
             observer.on_change(change, before)
 
-    def apply_changes(self, changes: Iterable[Change | str | Callable[["Document"], Change | str]],
+    def apply_changes(self, changes: Iterable[Change | str | Callable[[Document], Change | str]],
                       version: int) -> None:
         """Apply an editor's ordered content changes (a `str` replaces everything), then set `version`.
 
@@ -284,7 +285,7 @@ class Document:
         self._predicted = ahead
         return rest
 
-    def _resync(self, predicted: list["_Predicted"], replayed: list[Change], changes: list) -> list:
+    def _resync(self, predicted: list[_Predicted], replayed: list[Change], changes: list) -> list:
         """The report contradicts the predicted edits: its changes, from the text the editor last reported,
         are the truth. Observers are told the predictions are undone, then get the whole report as changes
         (a rewrite sees its edit taken back: a conflict, never an edit written over text it did not know);
@@ -298,7 +299,7 @@ class Document:
         self.resyncs += 1
         return changes
 
-    def _resolve(self, item: Change | str | Callable[["Document"], Change | str]) -> Change:
+    def _resolve(self, item: Change | str | Callable[[Document], Change | str]) -> Change:
         if callable(item):
             item = item(self)
         return Change(0, len(self.text), item) if isinstance(item, str) else item

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from flowedit.core.rewrite.diffstream import Block
-from flowedit.core.text.region import Region
 from flowedit.core.text.document import Change, Document
+from flowedit.core.text.region import Region
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 

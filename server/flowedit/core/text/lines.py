@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from itertools import accumulate
-from typing import Sequence
 
 BLOCK = 512
 

@@ -21,21 +21,21 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterator, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowedit.core.nextedit.prediction import repeated_edit_answer
 from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by, secret_in
+from flowedit.core.nextedit.prediction import repeated_edit_answer
 from flowedit.core.words import byte_size, duration, plural
 from flowedit.engines.base import EngineError
 from flowedit.engines.local.fim import FimStop
 from flowedit.engines.local.index import Shard
 from flowedit.engines.local.layers import LayeredIndex
 from flowedit.engines.local.predictor import Continuation
-from flowedit.engines.local.sources import (MAX_FILE_BYTES, NOT_SOURCE, LeftOut, SourceFilter, document_key,
-                                            documents)
+from flowedit.engines.local.sources import MAX_FILE_BYTES, NOT_SOURCE, LeftOut, SourceFilter, document_key, documents
 from flowedit.engines.local.tokenizer import tokenize
 from flowedit.model import wire
 

@@ -22,7 +22,7 @@ not applied is counted, for the engine to say.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import pathspec
 

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from typing import Callable, Iterable, Iterator, Sequence
-
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from flowedit.engines.local.suffixes import suffix_array
 

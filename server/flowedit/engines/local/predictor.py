@@ -17,7 +17,7 @@ The search looks at most `MAX_MATCH` tokens back; a match may grow longer while 
 from __future__ import annotations
 
 from array import array
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from flowedit.engines.local.index import SEP, Shard
 

@@ -7,7 +7,8 @@ each change."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Coroutine, Protocol
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
 from lsprotocol import types as lsp
 

@@ -12,7 +12,6 @@ from flowedit.core import redact
 from flowedit.core.exclude import DEFAULT_EXCLUDES
 from flowedit.lsp.settings.kinds import BY_NAME, Kind
 
-
 Effort = Literal["off", "none", "minimal", "low", "medium", "high", "xhigh"]
 
 

@@ -21,8 +21,9 @@ cannot slip past), and:
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from flowedit.lsp.settings.kinds import FEATURE_KINDS
