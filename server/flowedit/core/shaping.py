@@ -34,7 +34,9 @@ _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _INDENT = re.compile(r"^[ \t]*")
 _MARKDOWN = re.compile(r"^(?:\*\*|#{2,6} [A-Z]|\d+\. [A-Z]|[-*] [A-Z][a-z])")  # **bold**, # Heading, 1. / - item
 _LABEL = re.compile(r"^[A-Z][A-Za-z ]{0,30}:$")  # "Explanation:", "Simplified version:"
-_LEAD_IN = re.compile(r"^(?:Here|Sure|Certainly|Note|This|These|The|I|In this|Below|Above|Okay|Let's|Let me|We|You|It)\b")
+_LEAD_IN = re.compile(
+    r"^(?:Here|Sure|Certainly|Note|This|These|The|I|In this|Below|Above|Okay|Let's|Let me|We|You|It)\b"
+)
 _CAPS = re.compile(r"[A-Za-z0-9_]*")
 _WORD = re.compile(r"^[A-Za-z][A-Za-z'’-]*[,.:;!?]?$")
 _TAB = 4  # columns a tab stands for when the file indents with tabs
@@ -126,7 +128,8 @@ class Surroundings:
         above = tuple(text[doc.line_start(n) : doc.line_end(n)] for n in range(top, first))
         last = doc.line_of(region.end)
         start = last if region.end == doc.line_start(last) and region.end > region.start else last + 1
-        below = tuple(text[doc.line_start(n) : doc.line_end(n)] for n in range(start, min(doc.line_count, start + window)))
+        lines = range(start, min(doc.line_count, start + window))
+        below = tuple(text[doc.line_start(n) : doc.line_end(n)] for n in lines)
         return cls(above, below, indent, _unit(above + below + tuple(selection.splitlines())))
 
     @classmethod
@@ -384,7 +387,7 @@ class AnswerShaper:
         self._sent = 0
         s = content.strip()
         if s or self._recent:
-            self._recent = (self._recent + [s])[-REPEAT_PERIOD * 2 :]
+            self._recent = [*self._recent, s][-REPEAT_PERIOD * 2 :]
 
     def _send_partial(self) -> None:
         """Write the line being received as far as it is certainly code."""

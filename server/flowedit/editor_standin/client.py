@@ -294,7 +294,8 @@ class EditorClient(InlineCompletions):
         changes = params.edit.document_changes or []
         for change in changes:  # all or nothing, like an editor: check every version first
             doc = self.docs.get(change.text_document.uri) if isinstance(change, lsp.TextDocumentEdit) else None
-            if doc is None or (change.text_document.version is not None and change.text_document.version != doc.version):
+            version = change.text_document.version if doc is not None else None
+            if doc is None or (version is not None and version != doc.version):
                 self.refused += 1
                 return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason="stale version or unknown document")
         for change in changes:
@@ -354,7 +355,8 @@ class EditorClient(InlineCompletions):
             except RuntimeError as exc:  # pygls fails pending requests this way when the server exits
                 raise ServerGone(f"{exc}\n{self.server_log}") from None
         work.cancel()
-        why = f"exited with code {server.returncode}" if exited in done and server else f"did not answer within {timeout:g} s"
+        why = (f"exited with code {server.returncode}" if exited in done and server
+               else f"did not answer within {timeout:g} s")
         raise ServerGone(f"the language server {why}\n{self.server_log}")
 
     async def _drain(self, stream: asyncio.StreamReader) -> None:

@@ -83,7 +83,8 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     token = os.environ.pop(TOKEN_ENV, "")
     if len(sys.argv) != 2 or not token:
-        sys.exit("usage: FLOWEDIT_ENGINE_TOKEN=... python -m flowedit.engines.child SPEC_JSON (started by flowedit lsp)")
+        sys.exit("usage: FLOWEDIT_ENGINE_TOKEN=... python -m flowedit.engines.child SPEC_JSON"
+                 " (started by flowedit lsp)")
     asyncio.run(_serve(spec_of(sys.argv[1]), token))
 
 

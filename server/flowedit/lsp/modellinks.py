@@ -48,9 +48,9 @@ class Links:
         `root_path` gives the workspace folder the embedded engine indexes."""
         url, model = s.target(kind)
         if not url and s.upstream:  # no endpoint: the bridge to an OpenAI-compatible server, in-process
-            spec = EngineSpec("openai-compatible", upstream=s.upstream, model=model, upstream_key_env=s.upstream_key_env,
-                              fim=s.upstream_fim, fim_template=s.upstream_fim_template,
-                              next_edit_template=s.upstream_next_edit_template)
+            spec = EngineSpec("openai-compatible", upstream=s.upstream, model=model,
+                              upstream_key_env=s.upstream_key_env, fim=s.upstream_fim,
+                              fim_template=s.upstream_fim_template, next_edit_template=s.upstream_next_edit_template)
             try:
                 url, headers = await self.in_process.endpoint(f"upstream {s.upstream} {model}", spec)
             except ValueError as exc:

@@ -256,7 +256,8 @@ class ModelLink:
                 return await channel.open_lane(create)
             except ModelConnectionLost:
                 continue
-        raise ModelConnectionLost(f"{self.shown_url or 'the embedded engine'}: every socket dropped while sending the request")
+        where = self.shown_url or "the embedded engine"
+        raise ModelConnectionLost(f"{where}: every socket dropped while sending the request")
 
     # ------------------------------------------------------------ sockets
 
@@ -312,7 +313,8 @@ class ModelLink:
                 self._down = exc
                 continue
             async with self._connect_lock:
-                channel = await self._adopt(conn, False if self._mode == "off" else (None if self._mode == "auto" else True))
+                multiplexed = False if self._mode == "off" else (None if self._mode == "auto" else True)
+                channel = await self._adopt(conn, multiplexed)
                 if self._mode == "off":
                     self._pool.append(channel)
                     self._signal_pool()

@@ -199,7 +199,8 @@ class DiffStream:
             if self._buffer and not self._buffer.startswith(LINE_TYPE_NO_NEWLINE):
                 self._hand_out(out)
         except DiffFormatError as error:
-            raise self._fail(error, out)
+            self._fail(error, out)
+            raise
         return out
 
     def finish(self) -> list[Hunk]:
@@ -217,7 +218,8 @@ class DiffStream:
             if not self._hunks_out and self._skipped_text:
                 raise DiffFormatError(f"no hunk found in {self._line_no} line(s) of diff")
         except DiffFormatError as error:
-            raise self._fail(error, out)
+            self._fail(error, out)
+            raise
         self._closed = "finish() was called"
         return out
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from enum import Enum
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 CHUNK = 4096  # code points between checkpoints (at least; a huge text gets at most ~512 chunks)
 
@@ -78,7 +78,7 @@ class ColumnIndex:
 
     def __init__(self, text: str, chunk: int | None = None) -> None:
         self._size = chunk or max(CHUNK, len(text) // 512)
-        self._lengths: dict[Encoding, list[int]] = dict(zip(Encoding, self._measure(text, 0, len(text))))
+        self._lengths: dict[Encoding, list[int]] = dict(zip(Encoding, self._measure(text, 0, len(text)), strict=True))
         self._sums: dict[Encoding, list[int]] | None = None  # running totals, from 0; None after a change
 
     def _measure(self, text: str, lo: int, hi: int) -> tuple[list[int], list[int], list[int]]:
@@ -86,7 +86,7 @@ class ColumnIndex:
         n = max(1, -(-(hi - lo) // self._size))
         cuts = [lo + (hi - lo) * i // n for i in range(n + 1)]
         u8, u16, chars = [], [], []
-        for a, b in zip(cuts, cuts[1:]):
+        for a, b in pairwise(cuts):
             piece = text[a:b]
             u8.append(Encoding.UTF8.units(piece))
             u16.append(Encoding.UTF16.units(piece))
@@ -135,6 +135,6 @@ class ColumnIndex:
             else:
                 last += 1
                 hi = starts[last + 1] + delta
-        for lengths, new in zip(self._lengths.values(), self._measure(text, lo, hi)):
+        for lengths, new in zip(self._lengths.values(), self._measure(text, lo, hi), strict=True):
             lengths[first : last + 1] = new
         self._sums = None

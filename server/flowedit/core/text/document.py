@@ -2,8 +2,8 @@
 
 The internal unit is the Python `str` index (a Unicode code point). Editors speak LSP positions
 (line, character) where `character` counts UTF-8 bytes, UTF-16 code units or code points depending on the
-negotiated `positionEncoding`; `Encoding` (core/text/columns.py) converts between them. Line terminators are `\\n`, `\\r\\n`
-and `\\r`, as in the LSP specification.
+negotiated `positionEncoding`; `Encoding` (core/text/columns.py) converts between them. Line terminators are
+`\\n`, `\\r\\n` and `\\r`, as in the LSP specification.
 """
 
 from __future__ import annotations
@@ -121,7 +121,8 @@ class Document:
         self.uri = uri
         self.language_id = language_id
         self.version = version
-        self.text = Text(text, text_chunk)  # in chunks: a wide character widens its chunk, not the document (core/text/chunks.py)
+        # in chunks: a wide character widens its chunk, not the document (core/text/chunks.py)
+        self.text = Text(text, text_chunk)
         self.unsafe: str | None = None  # why this copy may differ from the editor's (a change it could not apply)
         self._starts = LineStarts(_line_starts(text, 0, len(text)), line_block)
         # columns of a line longer than 2 chunks are counted from checkpoints, built at the first one

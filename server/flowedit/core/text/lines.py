@@ -30,7 +30,7 @@ class LineStarts:
 
     def _index(self) -> None:
         """The first offset and the number of starts before each block (after its blocks changed)."""
-        self._firsts = [block[0] + shift for block, shift in zip(self._blocks, self._shift)]
+        self._firsts = [block[0] + shift for block, shift in zip(self._blocks, self._shift, strict=True)]
         self._before = [0, *accumulate(len(block) for block in self._blocks)]
 
     def __len__(self) -> int:
@@ -50,7 +50,7 @@ class LineStarts:
         return self._before[b] + bisect_right(self._blocks[b], offset - self._shift[b]) - 1
 
     def as_list(self) -> list[int]:
-        return [p + shift for block, shift in zip(self._blocks, self._shift) for p in block]
+        return [p + shift for block, shift in zip(self._blocks, self._shift, strict=True) for p in block]
 
     def __eq__(self, other: object) -> bool:
         return self.as_list() == (other.as_list() if isinstance(other, LineStarts) else other)

@@ -13,8 +13,9 @@ A request is answered like this:
 
 Same index + same request → same completion. A next edit (task "next_edit") is predicted without a model:
 the last edit made again wherever its pattern recurs in the editable region (core/nextedit/prediction.py), else, when
-the edit left the cursor at the end of a line it was writing, that line continued by the ∞-gram. Rewrites (a free-text instruction) need a language
-model: they are refused with an `unsupported` error naming the settings that enable them.
+the edit left the cursor at the end of a line it was writing, that line continued by the ∞-gram. Rewrites (a
+free-text instruction) need a language model: they are refused with an `unsupported` error naming the settings
+that enable them.
 """
 
 from __future__ import annotations
