@@ -64,7 +64,9 @@ class EditorClient(InlineCompletions):
         self.root_uri, self.on_log = root_uri, on_log
         self.docs: dict[str, Document] = {}
         self.applied = self.refused = 0
-        self.messages, self.progress, self.statuses = [], [], []
+        self.messages: list[str] = []  # window/showMessage texts
+        self.progress: list[str] = []  # $/progress messages
+        self.statuses: list[dict[str, Any]] = []  # flowedit/status notifications, as plain data
         self.next_edits: list[dict[str, Any]] = []  # every flowedit/nextEdit, with `at` (time.perf_counter())
         self._news = asyncio.Event()
         self.questions: list[str] = []  # window/showMessageRequest texts, answered by `answer`
@@ -188,7 +190,7 @@ class EditorClient(InlineCompletions):
         self._client.protocol.notify(CURSOR, {"uri": uri, "position": {"line": position.line,
                                                                         "character": position.character}})
 
-    async def until(self, predicate: Callable[[], T], timeout: float = 30) -> T:
+    async def until(self, predicate: Callable[[], T | None], timeout: float = 30) -> T:
         """`predicate()`'s value once it is true: checked now and after each message, question, status and
         applied edit."""
         async def wait() -> T:
@@ -292,15 +294,18 @@ class EditorClient(InlineCompletions):
 
     def _apply(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         changes = params.edit.document_changes or []
+        edits: list[lsp.TextDocumentEdit] = []
         for change in changes:  # all or nothing, like an editor: check every version first
             doc = self.docs.get(change.text_document.uri) if isinstance(change, lsp.TextDocumentEdit) else None
-            version = change.text_document.version if doc is not None else None
-            if doc is None or (version is not None and version != doc.version):
+            if doc is None or not isinstance(change, lsp.TextDocumentEdit) or (
+                    change.text_document.version is not None and change.text_document.version != doc.version):
                 self.refused += 1
                 return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason="stale version or unknown document")
-        for change in changes:
+            edits.append(change)
+        for change in edits:
             doc = self.docs[change.text_document.uri]
             for edit in change.edits:
+                assert not isinstance(edit, lsp.SnippetTextEdit)  # (the server sends plain text edits only)
                 r = edit.range
                 start = doc.offset_at(Position(r.start.line, r.start.character), self.encoding)
                 end = doc.offset_at(Position(r.end.line, r.end.character), self.encoding)

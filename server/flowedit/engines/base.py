@@ -73,8 +73,10 @@ class Engine(Protocol):
 
     name: str
     # what answers, when that is not the model a request names (the stand-in, the embedded engine): the
-    # gateway reports it as the response's `model`, so that status bars say what they are talking to
-    serves_as: str | None
+    # gateway reports it as the response's `model`, so that status bars say what they are talking to (read-only
+    # here: an engine's own attribute may be narrower, a str or None)
+    @property
+    def serves_as(self) -> str | None: ...
 
     def describe(self) -> str:
         """One line for humans (startup banner, logs)."""

@@ -46,7 +46,7 @@ import logging
 import os
 import re
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -229,7 +229,7 @@ class UpstreamEngine:
             log.info("the upstream %s refused a zero-token request (HTTP %d): no more warm-ups", self._shown_url,
                      response.status_code)
 
-    async def _chat(self, body: dict[str, Any]) -> AsyncIterator[str]:
+    async def _chat(self, body: dict[str, Any]) -> AsyncGenerator[str, None]:
         """A chat answer; if the upstream refuses its token cap before any text (a rewrite's budget beyond a
         small model's context: vLLM answers 400), asked once more without the cap: the upstream's own limit
         (what is left of its context) then ends the answer."""
@@ -271,7 +271,7 @@ class UpstreamEngine:
             body = {"model": self.model, "prompt": prefix, "suffix": suffix, "stream": True}
         return "/v1/completions", with_sampling(body, request, limit, "max_tokens")
 
-    async def _answer(self, path: str, body: dict[str, Any]) -> AsyncIterator[str]:
+    async def _answer(self, path: str, body: dict[str, Any]) -> AsyncGenerator[str, None]:
         """POST `body`, then yield the text of each streamed chunk until `[DONE]` or the end of the body."""
         url = self.base_url + path
         response = await self._open(url, body)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
 from flowedit.lsp.settings.kinds import FEATURE_KINDS, Kind
@@ -47,6 +47,7 @@ class Links:
         """The link to the endpoint serving `kind` (created on first use) and the model to ask;
         `root_path` gives the workspace folder the embedded engine indexes."""
         url, model = s.target(kind)
+        multiplex: Literal["auto", "on", "off"]
         if not url and s.upstream:  # no endpoint: the bridge to an OpenAI-compatible server, in-process
             spec = EngineSpec("openai-compatible", upstream=s.upstream, model=model,
                               upstream_key_env=s.upstream_key_env, fim=s.upstream_fim,

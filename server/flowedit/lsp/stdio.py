@@ -77,7 +77,7 @@ async def _read(server: LanguageServer, framer: Framer, stdin) -> None:
             except Exception as exc:  # as pygls: one message's failure is not the server's (logged, reported)
                 log.exception("Unable to handle message")
                 server._report_server_error(exc, JsonRpcException)
-        if server._stop_event.is_set():  # (the editor's `exit`)
+        if server._stop_event is not None and server._stop_event.is_set():  # (the editor's `exit`)
             break
     await _wind_down()
 

@@ -237,9 +237,9 @@ class ModelLink:
         for _ in range(self._pool_size + 2):  # each turn uses up a socket or waits
             while True:
                 self._check_open()
-                for channel in list(self._pool):
-                    if self._expired(channel):
-                        self._retire(channel)
+                for pooled in list(self._pool):
+                    if self._expired(pooled):
+                        self._retire(pooled)
                 channel = next((ch for ch in self._pool if ch.accepts()), None)
                 if channel is not None or len(self._pool) + self._pool_connecting < self._pool_size:
                     break

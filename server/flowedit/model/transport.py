@@ -119,7 +119,7 @@ class WebSocketTransport:
                 reason = exc.msg if isinstance(exc, InvalidProxy) else str(exc)
                 raise ModelSetupFailed(f"the proxy setting {redact(proxy)} is not usable ({reason}): it must "
                                        "look like http://host:port; check HTTPS_PROXY / https_proxy") from None
-        secrets = [v for k, v in headers.items() if k.lower() in _SECRET_HEADERS]
+        secrets: list[str | None] = [v for k, v in headers.items() if k.lower() in _SECRET_HEADERS]
         secrets += [urlsplit(url).query, urlsplit(proxy).password if proxy else None]
         try:
             ws = await connect(
@@ -214,7 +214,7 @@ class WebSocketTransport:
         return ModelHandshakeFailed(message, status=status)
 
 
-class _Redacting(logging.LoggerAdapter):  # type: ignore[type-arg]
+class _Redacting(logging.LoggerAdapter):
     """Masks credentials in websockets' records before any handler sees them (it logs headers at DEBUG)."""
 
     def __init__(self, logger: logging.Logger, secrets: list[str | None]) -> None:

@@ -143,7 +143,9 @@ class _HunkReader:
 
     def build(self) -> Hunk:
         blocks: list[Block] = []
-        index, run_start, old, new = self.old_index, -1, [], []
+        index, run_start = self.old_index, -1
+        old: list[str] = []
+        new: list[str] = []
         for tag, text in [*self.lines, (LINE_TYPE_CONTEXT, "")]:  # a sentinel closes the last run
             if tag == LINE_TYPE_CONTEXT:
                 if run_start >= 0:

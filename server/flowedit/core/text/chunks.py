@@ -82,7 +82,7 @@ class Text:
             return self._len == len(other) and str(self) == other
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]  (compared by content, like the str it stands for)
+    __hash__ = None  # type: ignore[assignment]  # compared by content, like the str it stands for: no hash
 
     def __contains__(self, sub: str) -> bool:
         # (without it, `in` would walk the text character by character through __getitem__ and find no

@@ -50,7 +50,7 @@ class Change:
         return "".join((text[: self.start], self.text, text[self.end :]))  # one copy fewer than a + b + c (1 MB: -20%)
 
 
-def same_effect(a: Change, b: Change, before: str) -> bool:
+def same_effect(a: Change, b: Change, before: str | Text) -> bool:
     """True if applying `a` or `b` to `before` gives the same text (editors report edits their own way)."""
     if a.delta != b.delta:
         return False
@@ -61,7 +61,7 @@ def same_effect(a: Change, b: Change, before: str) -> bool:
     )
 
 
-def compose(first: Change, then: Change, current: str) -> Change:
+def compose(first: Change, then: Change, current: str | Text) -> Change:
     """One change with the effect of `first` (against some base) followed by `then` (against `current`,
     the text after `first`); the result is against the base."""
     t_end = first.start + len(first.text)

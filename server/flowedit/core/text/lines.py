@@ -55,7 +55,7 @@ class LineStarts:
     def __eq__(self, other: object) -> bool:
         return self.as_list() == (other.as_list() if isinstance(other, LineStarts) else other)
 
-    __hash__ = None  # type: ignore[assignment]  (mutable)
+    __hash__ = None  # type: ignore[assignment]  # mutable: no hash (mypy wants a callable here)
 
     def replace(self, start: int, end: int, new: Sequence[int], delta: int) -> None:
         """A change replaced `start..end` and moved what followed by `delta`: the starts in `start..end`

@@ -202,6 +202,10 @@ class LocalEngine:
             raise EngineError("unsupported", f"the embedded engine does not know the task {task!r}; "
                               "it completes code (task \"complete\") and predicts next edits (\"next_edit\")",
                               status=400)
+        prefix: Any
+        suffix: Any
+        path: Any
+        snippets: tuple[tuple[str, str], ...]
         if task is None:
             prefix, suffix, path, snippets = wire.response_text(request), "", None, ()
         else:

@@ -138,7 +138,7 @@ class Shard:
                 if token != current:
                     if accept is None or accept(current):
                         yield current, start, i
-                    start, current = i, token  # type: ignore[assignment]
+                    start, current = i, token
             return
         key = lambda s: toks[s + depth]  # noqa: E731
         start = lo
