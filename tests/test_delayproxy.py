@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from delayproxy import LoopbackCA, Relay, remote  # noqa: E402
 
@@ -29,6 +31,7 @@ async def round_trip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
     return await reader.readexactly(len(data))
 
 
+@pytest.mark.slow  # wall-clock bounds
 async def test_a_round_trip_through_the_relay_takes_the_rtt_and_keeps_the_bytes_in_order() -> None:
     server = await asyncio.start_server(echo, "127.0.0.1", 0)
     async with server, Relay(server.sockets[0].getsockname()[1], RTT) as relay:
@@ -45,6 +48,7 @@ async def test_a_round_trip_through_the_relay_takes_the_rtt_and_keeps_the_bytes_
     assert RTT <= second < RTT + SLACK  # (+ copying 2 MiB through Python, both ways)
 
 
+@pytest.mark.slow  # wall-clock bounds
 async def test_tls_through_the_delay_pays_its_handshake_and_trusts_the_test_ca(tmp_path: Path) -> None:
     ca = LoopbackCA(tmp_path)
     server = await asyncio.start_server(echo, "127.0.0.1", 0)

@@ -9,7 +9,6 @@ import sys
 from flowedit.core.redact import known, learn_environment
 
 
-
 class RedactSecrets(logging.Filter):
     """Masks known secrets (`core.redact.known`: configured keys and tokens, by value and by piece), the
     values of key-holding environment variables, and credential-shaped strings."""

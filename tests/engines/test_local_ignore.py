@@ -31,6 +31,7 @@ def included(spec: pathspec.GitIgnoreSpec | None, path: str) -> bool | None:
     return None if spec is None else spec.check_file(path).include
 
 
+@pytest.mark.slow  # a wall-clock bound
 @pytest.mark.parametrize("pattern", PATHOLOGICAL)
 def test_a_pathological_pattern_checks_a_long_path_in_linear_time(pattern: str) -> None:
     spec, refused = ignore_spec([pattern])

@@ -7,11 +7,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from flowedit.editor_standin.client import EditorClient
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
 
 MIB = 1024 * 1024
+pytestmark = pytest.mark.slow  # soaks (~1 min each): out of the default run, run apart by .ci/run (-m slow)
 
 
 def rss(pid: int) -> int:

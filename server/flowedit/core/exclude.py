@@ -5,13 +5,13 @@ too)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
-from typing import Callable
 from urllib.parse import unquote, urlparse
 
-from flowedit.core.text.chunks import Text
 from flowedit.core.redact import credential_shaped
+from flowedit.core.text.chunks import Text
 from flowedit.core.text.document import Change, Document
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (

@@ -26,21 +26,31 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from flowedit.core.text.region import Region
 from flowedit.core.text.document import Document
+from flowedit.core.text.region import Region
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _INDENT = re.compile(r"^[ \t]*")
 _MARKDOWN = re.compile(r"^(?:\*\*|#{2,6} [A-Z]|\d+\. [A-Z]|[-*] [A-Z][a-z])")  # **bold**, # Heading, 1. / - item
 _LABEL = re.compile(r"^[A-Z][A-Za-z ]{0,30}:$")  # "Explanation:", "Simplified version:"
-_LEAD_IN = re.compile(r"^(?:Here|Sure|Certainly|Note|This|These|The|I|In this|Below|Above|Okay|Let's|Let me|We|You|It)\b")
+_LEAD_IN = re.compile(
+    r"^(?:Here|Sure|Certainly|Note|This|These|The|I|In this|Below|Above|Okay|Let's|Let me|We|You|It)\b"
+)
 _CAPS = re.compile(r"[A-Za-z0-9_]*")
 _WORD = re.compile(r"^[A-Za-z][A-Za-z'’-]*[,.:;!?]?$")
 _TAB = 4  # columns a tab stands for when the file indents with tabs
 WINDOW = 40  # lines above and below the selection compared with the answer
 REPEAT_PERIOD = 8  # longest block the repetition guard looks for
 REPEAT_COPIES, REPEAT_LINES = 3, 6  # a block repeated this many times in a row, this many lines in all
+
+
+def _leading(pattern: re.Pattern[str], s: str) -> str:
+    """What `pattern` (one that matches the empty string too: it always matches) matches at the start of `s`."""
+    m = pattern.match(s)
+    assert m is not None
+    return m.group(0)
 
 
 def is_fence(line: str) -> bool:
@@ -51,7 +61,7 @@ def is_fence(line: str) -> bool:
 def strong_prose(line: str) -> bool:
     """A model's own words for sure: Markdown, a label ("Explanation:") or a lead-in ("Here is…")."""
     s = line.strip()
-    first = _CAPS.match(s).group(0)
+    first = _leading(_CAPS, s)
     if not s or (len(first) > 1 and first.isupper() and first != "OK"):
         return False
     return bool(_MARKDOWN.match(s) or _LABEL.match(s) or (_LEAD_IN.match(s) and len(s.split()) >= 2
@@ -64,7 +74,7 @@ def looks_like_prose(line: str) -> bool:
     s = line.strip()
     if not s:
         return False
-    first = _CAPS.match(s).group(0)
+    first = _leading(_CAPS, s)
     if len(first) > 1 and first.isupper() and first != "OK":
         return False  # a constant or an all-caps keyword (SELECT ... FROM)
     if _MARKDOWN.match(s) or _LABEL.match(s):
@@ -89,7 +99,7 @@ def _plainly_code(s: str) -> bool:
         return False  # Markdown emphasis, an item, a heading, a numbered item (or a comment: it waits)
     if not s[0].isupper():
         return True
-    word = _CAPS.match(s).group(0)
+    word = _leading(_CAPS, s)
     if len(word) > 1 and word.isupper() and word != "OK":
         return True  # prose opens with "I", "OK" or a capitalised word
     rest = s[len(word):]
@@ -120,26 +130,27 @@ class Surroundings:
         if not head.strip():  # the selection starts at a line's start or in its indentation
             for line in selection.splitlines():
                 if line.strip():
-                    indent = _INDENT.match(line).group(0)
+                    indent = _leading(_INDENT, line)
                     break
         top = max(0, first - window)
         above = tuple(text[doc.line_start(n) : doc.line_end(n)] for n in range(top, first))
         last = doc.line_of(region.end)
         start = last if region.end == doc.line_start(last) and region.end > region.start else last + 1
-        below = tuple(text[doc.line_start(n) : doc.line_end(n)] for n in range(start, min(doc.line_count, start + window)))
+        lines = range(start, min(doc.line_count, start + window))
+        below = tuple(text[doc.line_start(n) : doc.line_end(n)] for n in lines)
         return cls(above, below, indent, _unit(above + below + tuple(selection.splitlines())))
 
     @classmethod
     def of_lines(cls, above: tuple[str, ...], below: tuple[str, ...], selection: str) -> Surroundings:
         """The surroundings of a selection of whole lines between `above` and `below`."""
         lines = tuple(selection.splitlines())
-        indent = next((_INDENT.match(line).group(0) for line in lines if line.strip()), None)
+        indent = next((_leading(_INDENT, line) for line in lines if line.strip()), None)
         return cls(above[-WINDOW:], below[:WINDOW], indent, _unit(above + below + lines))
 
 
 def _unit(lines: tuple[str, ...]) -> str:
     tabs = sum(1 for line in lines if line.startswith("\t"))
-    spaces = [len(_INDENT.match(line).group(0)) for line in lines if line.startswith(" ") and line.strip()]
+    spaces = [len(_leading(_INDENT, line)) for line in lines if line.startswith(" ") and line.strip()]
     if tabs > len(spaces):
         return "\t"
     return " " * min((w for w in spaces if w > 0), default=4)
@@ -154,7 +165,8 @@ class AnswerShaper:
 
     def __init__(self, around: Surroundings, *, code_only: bool = False, continuation: bool = False,
                  shift: int | None = None, line_start: bool = True) -> None:
-        self._options = dict(code_only=code_only, continuation=continuation, shift=shift, line_start=line_start)
+        self._options: dict[str, Any] = dict(code_only=code_only, continuation=continuation, shift=shift,
+                                              line_start=line_start)
         self.around = around
         self.code_only = code_only
         self._tab = len(around.unit) if around.unit != "\t" else _TAB
@@ -285,6 +297,7 @@ class AnswerShaper:
             self._code(content, eol)
 
     def _continues(self, content: str, s: str) -> bool:
+        assert self._hold is not None  # (called while lines are held)
         kind, n = self._hold
         if kind == "above":
             done = sum(1 for h, _ in self._held if h.strip())
@@ -296,6 +309,7 @@ class AnswerShaper:
         return len(lines) >= n and lines[-n] == s
 
     def _check_hold(self) -> None:
+        assert self._hold is not None  # (called while lines are held)
         kind, n = self._hold
         if kind == "above":
             done = sum(1 for h, _ in self._held if h.strip())
@@ -367,7 +381,7 @@ class AnswerShaper:
     def _reindent(self, content: str) -> str:
         if not content.strip() or self.code_only or self.around.indent is None:
             return content
-        ws = _INDENT.match(content).group(0)
+        ws = _leading(_INDENT, content)
         if self.shift is None:
             self.shift = _width(self.around.indent, self._tab) - _width(ws, self._tab)
         if self.shift == 0:
@@ -384,7 +398,7 @@ class AnswerShaper:
         self._sent = 0
         s = content.strip()
         if s or self._recent:
-            self._recent = (self._recent + [s])[-REPEAT_PERIOD * 2 :]
+            self._recent = [*self._recent, s][-REPEAT_PERIOD * 2 :]
 
     def _send_partial(self) -> None:
         """Write the line being received as far as it is certainly code."""

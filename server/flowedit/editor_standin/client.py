@@ -22,19 +22,20 @@ import collections
 import itertools
 import sys
 import time
-from typing import Any, Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from flowedit import __version__
-from flowedit.editor_standin.inline import InlineCompletions
-from flowedit.editor_standin.records import AppliedEdit, InlineAnswer, RewriteWatch, ServerGone
 from flowedit.core import names
 from flowedit.core.plain import plain
 from flowedit.core.text.document import Change, Document, Encoding, Position
+from flowedit.editor_standin.inline import InlineCompletions
+from flowedit.editor_standin.records import AppliedEdit, InlineAnswer, RewriteWatch, ServerGone
 
-__all__ = ["AppliedEdit", "EditorClient", "InlineAnswer", "RewriteWatch", "SERVER_COMMAND", "ServerGone"]
+__all__ = ["SERVER_COMMAND", "AppliedEdit", "EditorClient", "InlineAnswer", "RewriteWatch", "ServerGone"]
 
 T = TypeVar("T")
 SERVER_COMMAND = (sys.executable, "-m", "flowedit.cli", "lsp", "--log-level", "WARNING")
@@ -62,7 +63,9 @@ class EditorClient(InlineCompletions):
         self.root_uri, self.on_log = root_uri, on_log
         self.docs: dict[str, Document] = {}
         self.applied = self.refused = 0
-        self.messages, self.progress, self.statuses = [], [], []
+        self.messages: list[str] = []  # window/showMessage texts
+        self.progress: list[str] = []  # $/progress messages
+        self.statuses: list[dict[str, Any]] = []  # flowedit/status notifications, as plain data
         self.next_edits: list[dict[str, Any]] = []  # every flowedit/nextEdit, with `at` (time.perf_counter())
         self._news = asyncio.Event()
         self.questions: list[str] = []  # window/showMessageRequest texts, answered by `answer`
@@ -102,13 +105,13 @@ class EditorClient(InlineCompletions):
             try:
                 await asyncio.wait_for(client.shutdown_async(None), STOP_TIMEOUT_S)
                 client.exit(None)
-            except (asyncio.TimeoutError, RuntimeError, ConnectionError) as exc:
+            except (TimeoutError, RuntimeError, ConnectionError) as exc:
                 self._log_tail.append(f"(shutdown failed: {exc!r})")
         server = client._server
         if server is not None and server.returncode is None:
             try:
                 await asyncio.wait_for(server.wait(), STOP_TIMEOUT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 server.terminate()
         await client.stop()
         for task in self._tasks:
@@ -186,7 +189,7 @@ class EditorClient(InlineCompletions):
         self._client.protocol.notify(names.CURSOR, {"uri": uri, "position": {"line": position.line,
                                                                         "character": position.character}})
 
-    async def until(self, predicate: Callable[[], T], timeout: float = 30) -> T:
+    async def until(self, predicate: Callable[[], T | None], timeout: float = 30) -> T:
         """`predicate()`'s value once it is true: checked now and after each message, question, status and
         applied edit."""
         async def wait() -> T:
@@ -290,14 +293,18 @@ class EditorClient(InlineCompletions):
 
     def _apply(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         changes = params.edit.document_changes or []
+        edits: list[lsp.TextDocumentEdit] = []
         for change in changes:  # all or nothing, like an editor: check every version first
             doc = self.docs.get(change.text_document.uri) if isinstance(change, lsp.TextDocumentEdit) else None
-            if doc is None or (change.text_document.version is not None and change.text_document.version != doc.version):
+            if doc is None or not isinstance(change, lsp.TextDocumentEdit) or (
+                    change.text_document.version is not None and change.text_document.version != doc.version):
                 self.refused += 1
                 return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason="stale version or unknown document")
-        for change in changes:
+            edits.append(change)
+        for change in edits:
             doc = self.docs[change.text_document.uri]
             for edit in change.edits:
+                assert not isinstance(edit, lsp.SnippetTextEdit)  # (the server sends plain text edits only)
                 r = edit.range
                 start = doc.offset_at(Position(r.start.line, r.start.character), self.encoding)
                 end = doc.offset_at(Position(r.end.line, r.end.character), self.encoding)
@@ -352,7 +359,8 @@ class EditorClient(InlineCompletions):
             except RuntimeError as exc:  # pygls fails pending requests this way when the server exits
                 raise ServerGone(f"{exc}\n{self.server_log}") from None
         work.cancel()
-        why = f"exited with code {server.returncode}" if exited in done and server else f"did not answer within {timeout:g} s"
+        why = (f"exited with code {server.returncode}" if exited in done and server
+               else f"did not answer within {timeout:g} s")
         raise ServerGone(f"the language server {why}\n{self.server_log}")
 
     async def _drain(self, stream: asyncio.StreamReader) -> None:

@@ -45,7 +45,8 @@ class InlineCompletions:
             text_document=lsp.TextDocumentIdentifier(uri=uri), position=self.position(uri, offset),
             context=lsp.InlineCompletionContext(trigger_kind=kind))
         msg_id = f"inline-{next(self._request_ids)}"
-        sent_at, seen = time.perf_counter(), {}
+        sent_at = time.perf_counter()
+        seen: dict[str, Any] = {}
 
         def arrived(_: Any) -> None:  # runs as the answer is read, before later messages: exact time and status
             seen.update(at=time.perf_counter(), statuses=len(self.statuses))

@@ -18,7 +18,8 @@ how many of those tokens the server has read already (`cached_tokens`, a real se
 from __future__ import annotations
 
 import math
-from typing import AsyncIterator, Protocol, runtime_checkable
+from collections.abc import AsyncIterator
+from typing import Protocol, runtime_checkable
 
 from flowedit.model import wire
 
@@ -72,8 +73,10 @@ class Engine(Protocol):
 
     name: str
     # what answers, when that is not the model a request names (the stand-in, the embedded engine): the
-    # gateway reports it as the response's `model`, so that status bars say what they are talking to
-    serves_as: str | None
+    # gateway reports it as the response's `model`, so that status bars say what they are talking to (read-only
+    # here: an engine's own attribute may be narrower, a str or None)
+    @property
+    def serves_as(self) -> str | None: ...
 
     def describe(self) -> str:
         """One line for humans (startup banner, logs)."""

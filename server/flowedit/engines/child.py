@@ -12,10 +12,13 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from flowedit.engines.factory import EngineSpec, build_engine
 from flowedit.engines.process import TOKEN_ENV
+
+if TYPE_CHECKING:
+    from flowedit.engines.local.engine import LocalEngine
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,8 @@ async def _serve(spec: EngineSpec, token: str) -> None:
     except (ValueError, OSError) as exc:
         _tell({"error": str(exc)})
         return
+    # the child runs the embedded engine (EngineProcess starts one for kind "local" only): it is told of documents
+    local = cast("LocalEngine", engine)
     gateway = Gateway(engine, token=token)
     await gateway.serve("127.0.0.1", 0)
     stats = getattr(getattr(engine, "index", None), "stats", None)
@@ -65,11 +70,11 @@ async def _serve(spec: EngineSpec, token: str) -> None:
             op = json.loads(line)
             kind = op.get("op")
             if kind == "update":
-                engine.update_document(op["path"], op["text"])
+                local.update_document(op["path"], op["text"])
             elif kind == "remove":
-                engine.remove_document(op["path"])
+                local.remove_document(op["path"])
             elif kind == "exclude":
-                dropped = engine.set_exclude(op["globs"])
+                dropped = local.set_exclude(op["globs"])
                 if dropped:
                     log.info("embedded engine: %d documents the new excludes rule out are left out", dropped)
             elif kind == "sync":
@@ -83,7 +88,8 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     token = os.environ.pop(TOKEN_ENV, "")
     if len(sys.argv) != 2 or not token:
-        sys.exit("usage: FLOWEDIT_ENGINE_TOKEN=... python -m flowedit.engines.child SPEC_JSON (started by flowedit lsp)")
+        sys.exit("usage: FLOWEDIT_ENGINE_TOKEN=... python -m flowedit.engines.child SPEC_JSON"
+                 " (started by flowedit lsp)")
     asyncio.run(_serve(spec_of(sys.argv[1]), token))
 
 

@@ -13,18 +13,22 @@ import asyncio
 import importlib.resources
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pydantic
 
-from flowedit.core.redact import known as known_secrets
 from flowedit.core.exclude import DEFAULT_EXCLUDES
+from flowedit.core.redact import known as known_secrets
 from flowedit.core.text.document import Document
 from flowedit.engines.base import Engine
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import Fault, ScriptedEngine
+
+if TYPE_CHECKING:
+    from flowedit.engines.process import EngineProcess
 
 log = logging.getLogger(__name__)
 ENGINES = ("scripted", "local", "openai-compatible")
@@ -53,7 +57,7 @@ class EngineSpec:
     upstream: str | None = None
     model: str | None = None
     upstream_key_env: str | None = None
-    fim: str = "auto"
+    fim: Literal["auto", "suffix", "infill", "template", "prompt"] = "auto"  # (engines/upstream.py's FimMode)
     fim_template: str | None = None
     next_edit_template: str | None = None
 
@@ -125,6 +129,7 @@ class InProcess:
             if running is not None and not getattr(running[0], "alive", True):
                 del self._running[key]
             if key not in self._running:
+                engine: Engine | EngineProcess
                 if spec.kind == "local":
                     from flowedit.engines.process import EngineProcess
 

@@ -22,9 +22,9 @@ with Server-Sent Events, behind the same token check (`authorized`).
 from __future__ import annotations
 
 import asyncio
-import hmac
 import contextlib
 import functools
+import hmac
 import json
 import logging
 from collections import deque

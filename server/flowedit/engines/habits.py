@@ -115,7 +115,7 @@ def bursty(text: str, seed: int | None = None) -> list[str]:
         i += rng.randint(1, 12)
         cuts.add(i)
     points = sorted(c for c in cuts if 0 < c < len(text))
-    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
+    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
 
 
 def reasoning_deltas() -> list[Reasoning]:

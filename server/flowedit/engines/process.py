@@ -24,8 +24,9 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any, Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 TOKEN_ENV = "FLOWEDIT_ENGINE_TOKEN"
@@ -59,7 +60,7 @@ class EngineProcess:
 
     @classmethod
     async def start(cls, spec: Any, token: str,
-                    on_progress: Callable[[str, bool], None] = lambda message, done: None) -> "EngineProcess":
+                    on_progress: Callable[[str, bool], None] = lambda message, done: None) -> EngineProcess:
         env = {**os.environ, TOKEN_ENV: token}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "flowedit.engines.child", spec_json(spec), env=env,
@@ -101,7 +102,7 @@ class EngineProcess:
         self._write({"op": "sync", "n": target})
         try:
             await asyncio.wait_for(waiter, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("the embedded engine's process did not confirm its updates within %g s", timeout)
 
     def _send(self, op: dict[str, Any]) -> None:
@@ -154,7 +155,7 @@ class EngineProcess:
             self.proc.stdin.close()  # the child ends when its stdin closes
         try:
             await asyncio.wait_for(self.proc.wait(), 5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.proc.kill()
             await self.proc.wait()
         self._reader.cancel()

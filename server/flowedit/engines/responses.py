@@ -214,7 +214,7 @@ class ResponseRun:
         body = wire.ResponseObject(
             id=self.id, status=status, model=self._model, usage=usage, created_at=self._created_at,
             tool_choice="auto", tools=[], parallel_tool_calls=False, **fields)
-        return wire.ResponseLifecycle(type=type_, response=body, stream_id=self.stream_id)  # type: ignore[arg-type]
+        return wire.ResponseLifecycle(type=type_, response=body, stream_id=self.stream_id)
 
     def _output(self, text: str, status: str) -> list[dict[str, Any]]:
         """The response's output items: the reasoning item (if the engine reasoned), then the message."""

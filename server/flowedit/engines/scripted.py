@@ -23,8 +23,9 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import AsyncIterator, Awaitable, Callable, Literal, Sequence
+from typing import Literal
 
 from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.engines.base import TOKEN_CHARS, DropConnection, EngineError, new_input_tokens
@@ -82,8 +83,8 @@ class ScriptedEngine:
 
     `rate` is in tokens per second (0 = as fast as possible). Token i is due at
     `start + first_token_ms/1000 + prefill + i/rate`, prefill being `prefill_us_per_token` µs per new
-    input token (a real model reads its prompt before it writes); the stream yields every token that is due and only then
-    sleeps until the next one, so high rates (50,000 tok/s) are kept without a sleep per token.
+    input token (a real model reads its prompt before it writes); the stream yields every token that is due and
+    only then sleeps until the next one, so high rates (50,000 tok/s) are kept without a sleep per token.
     `clock` and `sleep` are injectable so that the schedule can be tested without waiting.
     """
 
@@ -149,7 +150,8 @@ class ScriptedEngine:
         if "scripted_text" in metadata:
             text = metadata["scripted_text"]
         elif (request.flowedit or {}).get("task") == "next_edit":
-            text = self.next_edit_text if self.next_edit_text is not None else repeated_edit_answer(request.flowedit or {})
+            text = (self.next_edit_text if self.next_edit_text is not None
+                    else repeated_edit_answer(request.flowedit or {}))
             async for token in self._paced(tokenize(text), request, None):
                 yield token
             return
@@ -161,7 +163,8 @@ class ScriptedEngine:
         tokens: list[str] = bursty(text) if "bursty" in self.habits else tokenize(text)
         if "reasoning" in self.habits:
             tokens = [*reasoning_deltas(), *tokens]
-        armed = [f for f in self.faults if f.after <= len(tokens) and (f.times is None or self._fired.get(f, 0) < f.times)]
+        armed = [f for f in self.faults
+                 if f.after <= len(tokens) and (f.times is None or self._fired.get(f, 0) < f.times)]
         fault = min(armed, key=lambda f: f.after, default=None)
         if fault is not None:
             self._fired[fault] = self._fired.get(fault, 0) + 1

@@ -46,8 +46,9 @@ import logging
 import os
 import re
 import socket
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from typing import Any, AsyncIterator, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
@@ -56,9 +57,9 @@ from flowedit.core.nextedit.prediction import REGION_END
 from flowedit.core.redact import known as known_secrets
 from flowedit.engines.base import EngineError
 from flowedit.engines.sse import SSEDecoder, SSEError
-from flowedit.model import wire
 from flowedit.engines.upstream_wire import chat_messages, upstream_error, with_sampling
 from flowedit.engines.zeta import ZETA_TEMPLATE, zeta_prompt
+from flowedit.model import wire
 from flowedit.model.transport import loopback, redact
 
 FimMode = Literal["auto", "suffix", "infill", "template", "prompt"]
@@ -100,8 +101,8 @@ class UpstreamEngine:
     serves_as = None  # the upstream's model, as the request names it
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, fim: FimMode = "auto",
-                 fim_template: str | None = None, next_edit_template: str | None = None, connect_timeout: float = 10.0, read_timeout: float = 120.0,
-                 max_connections: int = 64) -> None:
+                 fim_template: str | None = None, next_edit_template: str | None = None,
+                 connect_timeout: float = 10.0, read_timeout: float = 120.0, max_connections: int = 64) -> None:
         parts = urlsplit(base_url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
             # the URL itself may carry a key (?api_key=...): never echo it
@@ -177,7 +178,8 @@ class UpstreamEngine:
             body = {"model": self.model, "prompt": zeta_prompt(ext, self.next_edit_template), "stream": True,
                     "stop": [REGION_END]}
             limit = ext.get("max_tokens") if isinstance(ext.get("max_tokens"), int) else request.max_output_tokens
-            async with aclosing(self._answer("/v1/completions", with_sampling(body, request, limit, "max_tokens"))) as answer:
+            sampled = with_sampling(body, request, limit, "max_tokens")
+            async with aclosing(self._answer("/v1/completions", sampled)) as answer:
                 async for text in answer:
                     yield text
             return
@@ -210,22 +212,25 @@ class UpstreamEngine:
         (other tasks: nothing is sent)."""
         ext: dict[str, Any] = request.flowedit or {}
         prefix, suffix = ext.get("prefix"), ext.get("suffix", "")
-        if not self.warms or ext.get("task") != "complete" or not isinstance(prefix, str) or not isinstance(suffix, str):
+        if (not self.warms or ext.get("task") != "complete"
+                or not isinstance(prefix, str) or not isinstance(suffix, str)):
             return
         try:
             mode = self.fim if self.fim != "auto" else await self._detect_fim()
             path, body = self._completion(mode, request, prefix, suffix)
-            body = {**body, "stream": False, "cache_prompt": True, "n_predict" if path == "/infill" else "max_tokens": 0}
+            limit = "n_predict" if path == "/infill" else "max_tokens"
+            body = {**body, "stream": False, "cache_prompt": True, limit: 0}
             response = await self.http.post(self.base_url + path, json=body)
         except (EngineError, httpx2.HTTPError) as exc:
-            log.info("warming the upstream %s failed: %s", self._shown_url, getattr(exc, "message", None) or _reason(exc))
+            why = getattr(exc, "message", None) or _reason(exc)
+            log.info("warming the upstream %s failed: %s", self._shown_url, why)
             return
         if 400 <= response.status_code < 500:
             self.warms = False
             log.info("the upstream %s refused a zero-token request (HTTP %d): no more warm-ups", self._shown_url,
                      response.status_code)
 
-    async def _chat(self, body: dict[str, Any]) -> AsyncIterator[str]:
+    async def _chat(self, body: dict[str, Any]) -> AsyncGenerator[str, None]:
         """A chat answer; if the upstream refuses its token cap before any text (a rewrite's budget beyond a
         small model's context: vLLM answers 400), asked once more without the cap: the upstream's own limit
         (what is left of its context) then ends the answer."""
@@ -267,7 +272,7 @@ class UpstreamEngine:
             body = {"model": self.model, "prompt": prefix, "suffix": suffix, "stream": True}
         return "/v1/completions", with_sampling(body, request, limit, "max_tokens")
 
-    async def _answer(self, path: str, body: dict[str, Any]) -> AsyncIterator[str]:
+    async def _answer(self, path: str, body: dict[str, Any]) -> AsyncGenerator[str, None]:
         """POST `body`, then yield the text of each streamed chunk until `[DONE]` or the end of the body."""
         url = self.base_url + path
         response = await self._open(url, body)
@@ -325,7 +330,8 @@ class UpstreamEngine:
         raise AssertionError("unreachable")
 
     def _unavailable(self, exc: httpx2.HTTPError) -> EngineError:
-        why = f"no answer within {self._timeout.connect:g} s" if isinstance(exc, httpx2.ConnectTimeout) else _reason(exc)
+        timed_out = isinstance(exc, httpx2.ConnectTimeout)
+        why = f"no answer within {self._timeout.connect:g} s" if timed_out else _reason(exc)
         return EngineError("upstream_unavailable", f"cannot connect to the upstream at {self._shown_url}: {why}",
                            status=503)
 

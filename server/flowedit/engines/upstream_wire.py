@@ -15,13 +15,13 @@ def chat_messages(items: str | list[dict[str, Any]]) -> list[dict[str, str]]:
     """Responses `input` (a string, or messages with string or typed-part content) as chat messages."""
     if isinstance(items, str):
         return [{"role": "user", "content": items}]
-    messages = []
+    messages: list[dict[str, str]] = []
     for item in items:
         content = item.get("content")
         if isinstance(content, list):
             content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
         if isinstance(content, str):
-            role = item.get("role") if item.get("role") in ("system", "user", "assistant") else "user"
+            role = str(item["role"]) if item.get("role") in ("system", "user", "assistant") else "user"
             messages.append({"role": "system" if item.get("role") == "developer" else role, "content": content})
     return messages
 

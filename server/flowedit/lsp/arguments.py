@@ -85,7 +85,8 @@ class CursorParams(BaseModel):
 
 
 def parse(model: type[BaseModel], args: tuple[Any, ...]) -> Any:
-    raw = args[0] if len(args) == 1 else (dict(zip(("uri", "range", "instruction", "mode"), args)) if args else {})
+    named = dict(zip(("uri", "range", "instruction", "mode"), args, strict=False))  # (fewer args: fewer names)
+    raw = args[0] if len(args) == 1 else (named if args else {})
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

@@ -56,16 +56,17 @@ class Asking:
 
     def __init__(self, link: ModelLink, create: wire.ResponseCreate,
                  on_lane: Callable[[Lane], None] | None = None) -> None:
-        self.link, self.create, self.lane = link, create, None
+        self.link, self.create = link, create
+        self.lane: Lane | None = None
         self.on_lane = on_lane
         self.dropped_reasoning = False
 
     async def start(self) -> Lane:
         """Send the request (the first time): its lane."""
-        self.lane = await self.link.request(self.create)
+        self.lane = lane = await self.link.request(self.create)
         if self.on_lane is not None:
-            self.on_lane(self.lane)
-        return self.lane
+            self.on_lane(lane)
+        return lane
 
     async def __aiter__(self) -> AsyncIterator[wire.ServerEvent]:
         async for events in self.batches():

@@ -14,10 +14,10 @@ import time
 from typing import Any
 
 from flowedit.core.checkup import EditorSeen, ErrorKind, Probe, judge, render, summary
-from flowedit.core.rewrite.context import REPLACE_INSTRUCTIONS, rewrite_context
 from flowedit.core.inline.context import FIM_INSTRUCTIONS, fim_context
-from flowedit.core.text.region import Region
+from flowedit.core.rewrite.context import REPLACE_INSTRUCTIONS, rewrite_context
 from flowedit.core.text.document import Document
+from flowedit.core.text.region import Region
 from flowedit.lsp.asking import Asking, as_sent
 from flowedit.lsp.settings.kinds import BY_NAME, FEATURE_KINDS
 from flowedit.lsp.settings.model import Settings
@@ -44,9 +44,9 @@ def where_logs(client_name: str) -> str:
 
 def _engine(s: Settings, kind: str) -> tuple[str, str, str | None]:
     """(what answers `kind`, the setting that chose it, the variable its key comes from)."""
-    url, _ = s.target(kind)  # type: ignore[arg-type]
+    url, _ = s.target(kind)  # type: ignore[arg-type]  # (one of FEATURE_KINDS' names: `probe` is asked for those)
     if url:
-        own = next((f"{section}.endpoint" for section in BY_NAME[kind].sections  # type: ignore[index]
+        own = next((f"{section}.endpoint" for section in BY_NAME[kind].sections
                     if getattr(s, section).endpoint), "endpoint")
         return redact(url), own, s.api_key_env
     if s.upstream:
@@ -72,10 +72,10 @@ def tiny_request(kind: str) -> wire.ResponseCreate:
     doc = Document("file:///flowedit-check.py", SAMPLE, language_id="python")
     if kind == "rewrite":
         line = Region(SAMPLE.index("    return"), SAMPLE_CURSOR + 1)
-        ctx = rewrite_context(doc, line, "Return the sum of a and b.", "flowedit-check.py")
-        return wire.ResponseCreate(input=ctx.prompt(), instructions=REPLACE_INSTRUCTIONS, max_output_tokens=16,
-                                   flowedit={"task": "rewrite", "mode": "replace", "path": ctx.path,
-                                             "language_id": ctx.language_id})
+        asked = rewrite_context(doc, line, "Return the sum of a and b.", "flowedit-check.py")
+        return wire.ResponseCreate(input=asked.prompt(), instructions=REPLACE_INSTRUCTIONS, max_output_tokens=16,
+                                   flowedit={"task": "rewrite", "mode": "replace", "path": asked.path,
+                                             "language_id": asked.language_id})
     ctx = fim_context(doc, SAMPLE_CURSOR, "flowedit-check.py")
     return wire.ResponseCreate(input=ctx.prompt(), instructions=FIM_INSTRUCTIONS, max_output_tokens=8,
                                flowedit=ctx.extension(8))
@@ -88,7 +88,7 @@ async def probe(ls: Any, kind: str) -> Probe:
     found = Probe(kind, engine, setting, key_env=key_env, key_set=bool(key_env and os.environ.get(key_env)))
     try:
         await asyncio.wait_for(_ask(ls, kind, found), PROBE_S)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         found.error, found.error_kind = f"no answer within {PROBE_S:.0f} s", "unreachable"
     except ModelFailure as exc:
         cause = exc.cause if isinstance(exc, ModelUnreachable) else exc

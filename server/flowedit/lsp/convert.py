@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from flowedit.core.text.region import Region
 from flowedit.core.rewrite.events import EditBatch
 from flowedit.core.text.document import Change, Document, Encoding, Position, PositionError
+from flowedit.core.text.region import Region
 
-_ENCODINGS = {
+_ENCODINGS: dict[str, Encoding] = {
     lsp.PositionEncodingKind.Utf8: Encoding.UTF8,
     lsp.PositionEncodingKind.Utf16: Encoding.UTF16,
     lsp.PositionEncodingKind.Utf32: Encoding.UTF32,

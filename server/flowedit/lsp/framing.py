@@ -19,8 +19,10 @@ from dataclasses import dataclass
 HEADER_LINE = re.compile(rb"Content-Length:[ \t]*(\d+)[ \t]*\r\n", re.IGNORECASE)
 MAX_HEADER_BYTES = 64 * 1024  # a header block (without its body) is never this long
 # a header line cut short: "C", "Co", …, "Content-Length: 12", "Content-Length: 12\r"
-_PARTIAL = re.compile(rb"C(?:o(?:n(?:t(?:e(?:n(?:t(?:-(?:L(?:e(?:n(?:g(?:t(?:h(?::[ \t]*\d*\r?)?)?)?)?)?)?)?)?)?)?)?)?)?)?",
-                      re.IGNORECASE)
+_PARTIAL = re.compile(
+    rb"C(?:o(?:n(?:t(?:e(?:n(?:t(?:-(?:L(?:e(?:n(?:g(?:t(?:h(?::[ \t]*\d*\r?)?)?)?)?)?)?)?)?)?)?)?)?)?)?",
+    re.IGNORECASE,
+)
 _PARTIAL_MAX = 48  # longer than any such prefix
 _C = re.compile(rb"[Cc]")
 _TAIL = 64  # what is kept of skipped bytes, so that a header cut across reads is still found
@@ -80,8 +82,8 @@ class Framer:
             return True
         size = self._body
         window = bytes(buf[max(0, self._scanned - _TAIL) : min(len(buf), size + _TAIL)])
-        # a header line ends in a line break, which a JSON text (what json.dumps writes) seldom holds: the regex, ~3 ns a
-        # byte (11 ms in a 1 MB didOpen of emoji and CJK), only runs where one could end (memchr finds that)
+        # a header line ends in a line break, which a JSON text (what json.dumps writes) seldom holds: the regex,
+        # ~3 ns a byte (11 ms in a 1 MB didOpen of emoji and CJK), only runs where one could end (memchr finds that)
         found = HEADER_LINE.search(window) if b"\n" in window else None
         if found is not None and (at := max(0, self._scanned - _TAIL) + found.start()) < size:
             return self._cut(out, at)

@@ -3,7 +3,8 @@ a token of its own), told in order even though creating the progress is a reques
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lsprotocol import types as lsp
 

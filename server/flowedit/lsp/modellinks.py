@@ -8,7 +8,8 @@ Imported on first use (it brings pydantic's wire models, websockets and the engi
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, Literal
 
 from flowedit.engines.factory import EngineSpec, InProcess, embedded_spec
 from flowedit.lsp.settings.kinds import FEATURE_KINDS, Kind
@@ -46,10 +47,11 @@ class Links:
         """The link to the endpoint serving `kind` (created on first use) and the model to ask;
         `root_path` gives the workspace folder the embedded engine indexes."""
         url, model = s.target(kind)
+        multiplex: Literal["auto", "on", "off"]
         if not url and s.upstream:  # no endpoint: the bridge to an OpenAI-compatible server, in-process
-            spec = EngineSpec("openai-compatible", upstream=s.upstream, model=model, upstream_key_env=s.upstream_key_env,
-                              fim=s.upstream_fim, fim_template=s.upstream_fim_template,
-                              next_edit_template=s.upstream_next_edit_template)
+            spec = EngineSpec("openai-compatible", upstream=s.upstream, model=model,
+                              upstream_key_env=s.upstream_key_env, fim=s.upstream_fim,
+                              fim_template=s.upstream_fim_template, next_edit_template=s.upstream_next_edit_template)
             try:
                 url, headers = await self.in_process.endpoint(f"upstream {s.upstream} {model}", spec)
             except ValueError as exc:

@@ -127,7 +127,8 @@ class FloweditProtocol(LanguageServerProtocol):
         document = params.get("textDocument") if isinstance(params, dict) else None
         uri = document.get("uri") if isinstance(document, dict) else None
         if method.startswith("textDocument/did") and isinstance(uri, str):
-            self._server.lost_sync(uri, f"the editor sent a {method} the server could not read ({why})")
+            # (the server is FloweditServer, lsp/server.py; pygls types it as its LanguageServer base)
+            self._server.lost_sync(uri, f"the editor sent a {method} the server could not read ({why})")  # type: ignore[attr-defined]
         else:
             log.warning("notification %s dropped: its params are unreadable: %s", method or "(no method)", why)
 
@@ -186,6 +187,7 @@ class FloweditProtocol(LanguageServerProtocol):
     def send_request(self, method, params=None, callback=None, msg_id=None):
         return super().send_request(method, self._told(method, params), callback, msg_id)
 
-    def get_result_type(self, method: str):
+    # (pygls wraps the base in functools.lru_cache, which mypy sees as another kind of callable)
+    def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         # our request is answered like workspace/applyEdit: read the answer as that (not as namedtuples)
         return lsp.ApplyWorkspaceEditResponse if method == names.APPLY_REWRITE_EDIT else super().get_result_type(method)

@@ -9,8 +9,8 @@ import logging
 import os
 import stat
 import sys
+from collections.abc import AsyncIterator
 from threading import Event
-from typing import AsyncIterator
 
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
@@ -74,10 +74,10 @@ async def _read(server: LanguageServer, framer: Framer, stdin) -> None:
                 server.protocol.handle_message(message)
             except (SystemExit, KeyboardInterrupt):
                 raise
-            except Exception as exc:  # noqa: BLE001 - as pygls: one message's failure is not the server's
+            except Exception as exc:  # as pygls: one message's failure is not the server's (logged, reported)
                 log.exception("Unable to handle message")
                 server._report_server_error(exc, JsonRpcException)
-        if server._stop_event.is_set():  # (the editor's `exit`)
+        if server._stop_event is not None and server._stop_event.is_set():  # (the editor's `exit`)
             break
     await _wind_down()
 

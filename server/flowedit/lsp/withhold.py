@@ -6,7 +6,7 @@ piece of one anywhere — completions, their neighbour snippets, rewrites, redir
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from flowedit.core.exclude import HOLDS_KEY, KeyWatch, withheld
 from flowedit.core.text.document import Document

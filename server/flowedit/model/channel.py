@@ -237,7 +237,7 @@ class Channel:
             return
         (key, lane), = self._lanes.items()
         is_error = isinstance(event, wire.ErrorEvent)
-        if is_error and rejects_stream_id(event.error):
+        if isinstance(event, wire.ErrorEvent) and rejects_stream_id(event.error):
             self.multiplex = False
             del self._lanes[key]
             lane.detach()  # never yielded anything: the link sends the request again, without stream_id

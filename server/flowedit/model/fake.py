@@ -218,7 +218,7 @@ class FakeTransport:
             peer._shut()  # like a websockets server: the connection ends with its handler
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any script failure: kept, re-raised by aclose()
             self.errors.append(exc)  # re-raised by aclose()
             peer.drop(f"fake endpoint script failed: {exc!r}")
 

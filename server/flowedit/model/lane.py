@@ -64,6 +64,7 @@ class Lane:
         self._stopped = False  # iteration is over (terminal consumed, failure raised, or interrupted)
         self._heard = 0.0  # loop time of the last event (the stall watchdog reads it)
         self._watchdog: asyncio.TimerHandle | None = None
+        self._interrupting: asyncio.Future[None] | None = None  # the stall watchdog's interrupt, while it runs
         self._clock: Callable[[], float] = time.monotonic
 
     def __repr__(self) -> str:
@@ -153,7 +154,8 @@ class Lane:
                 return
             self._watchdog = None
             self.end(ModelStalled(seconds))
-            asyncio.ensure_future(self._on_interrupt(self))  # the socket stops routing it and tells the server
+            # the socket stops routing it and tells the server; held here, since the loop keeps tasks weakly
+            self._interrupting = asyncio.ensure_future(self._on_interrupt(self))
 
         self._watchdog = loop.call_at(self._heard + seconds, check)
 

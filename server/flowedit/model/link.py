@@ -26,7 +26,7 @@ from flowedit.model.errors import ModelConnectionLost, ModelHandshakeFailed, Mod
 from flowedit.model.lane import Lane
 from flowedit.model.transport import Connection, ModelSetupFailed, Transport, WebSocketTransport, redact
 
-__all__ = ["Connection", "Lane", "ModelLink", "ModelSetupFailed", "Transport", "ONE_AT_A_TIME_HOSTS"]
+__all__ = ["ONE_AT_A_TIME_HOSTS", "Connection", "Lane", "ModelLink", "ModelSetupFailed", "Transport"]
 
 log = logging.getLogger("flowedit.model")
 
@@ -237,9 +237,9 @@ class ModelLink:
         for _ in range(self._pool_size + 2):  # each turn uses up a socket or waits
             while True:
                 self._check_open()
-                for channel in list(self._pool):
-                    if self._expired(channel):
-                        self._retire(channel)
+                for pooled in list(self._pool):
+                    if self._expired(pooled):
+                        self._retire(pooled)
                 channel = next((ch for ch in self._pool if ch.accepts()), None)
                 if channel is not None or len(self._pool) + self._pool_connecting < self._pool_size:
                     break
@@ -256,7 +256,8 @@ class ModelLink:
                 return await channel.open_lane(create)
             except ModelConnectionLost:
                 continue
-        raise ModelConnectionLost(f"{self.shown_url or 'the embedded engine'}: every socket dropped while sending the request")
+        where = self.shown_url or "the embedded engine"
+        raise ModelConnectionLost(f"{where}: every socket dropped while sending the request")
 
     # ------------------------------------------------------------ sockets
 
@@ -312,7 +313,8 @@ class ModelLink:
                 self._down = exc
                 continue
             async with self._connect_lock:
-                channel = await self._adopt(conn, False if self._mode == "off" else (None if self._mode == "auto" else True))
+                multiplexed = False if self._mode == "off" else (None if self._mode == "auto" else True)
+                channel = await self._adopt(conn, multiplexed)
                 if self._mode == "off":
                     self._pool.append(channel)
                     self._signal_pool()

@@ -25,8 +25,15 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import (ConnectionClosed, InvalidProxy, InvalidProxyMessage, InvalidProxyStatus,
-                                   InvalidStatus, InvalidURI, WebSocketException)
+from websockets.exceptions import (
+    ConnectionClosed,
+    InvalidProxy,
+    InvalidProxyMessage,
+    InvalidProxyStatus,
+    InvalidStatus,
+    InvalidURI,
+    WebSocketException,
+)
 from websockets.proxy import get_proxy, parse_proxy
 from websockets.uri import parse_uri
 
@@ -112,7 +119,7 @@ class WebSocketTransport:
                 reason = exc.msg if isinstance(exc, InvalidProxy) else str(exc)
                 raise ModelSetupFailed(f"the proxy setting {redact(proxy)} is not usable ({reason}): it must "
                                        "look like http://host:port; check HTTPS_PROXY / https_proxy") from None
-        secrets = [v for k, v in headers.items() if k.lower() in _SECRET_HEADERS]
+        secrets: list[str | None] = [v for k, v in headers.items() if k.lower() in _SECRET_HEADERS]
         secrets += [urlsplit(url).query, urlsplit(proxy).password if proxy else None]
         try:
             ws = await connect(
@@ -207,7 +214,7 @@ class WebSocketTransport:
         return ModelHandshakeFailed(message, status=status)
 
 
-class _Redacting(logging.LoggerAdapter):  # type: ignore[type-arg]
+class _Redacting(logging.LoggerAdapter):
     """Masks credentials in websockets' records before any handler sees them (it logs headers at DEBUG)."""
 
     def __init__(self, logger: logging.Logger, secrets: list[str | None]) -> None:

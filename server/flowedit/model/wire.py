@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -54,8 +54,8 @@ class ResponseCreate(_Open):
     instructions: str | None = None
     max_output_tokens: int | None = None
     temperature: float | None = None
-    reasoning: dict[str, Any] | None = None
-    store: bool | None = None  # whether the provider keeps the response (flowedit sends false unless opted in)  # {"effort": "low"} for reasoning models (lsp/asking.py)
+    reasoning: dict[str, Any] | None = None  # {"effort": "low"} for reasoning models (lsp/asking.py)
+    store: bool | None = None  # whether the provider keeps the response (flowedit sends false unless opted in)
     metadata: dict[str, str] | None = None
     stream_id: str | None = None
     # false: the input is read (and kept, for a `previous_response_id` to continue) and nothing is generated:
@@ -74,7 +74,7 @@ class ResponseInterrupt(_Open):
     mode: str = "discard_partial_items"
 
 
-ClientEvent = Annotated[Union[ResponseCreate, ResponseInterrupt], Field(discriminator="type")]
+ClientEvent = Annotated[ResponseCreate | ResponseInterrupt, Field(discriminator="type")]
 
 # ---------------------------------------------------------------- server -> client
 
@@ -200,14 +200,14 @@ class UnknownEvent(_Open):
 
 
 KnownServerEvent = Annotated[
-    Union[ResponseLifecycle, OutputTextDelta, OutputTextDone, InterruptAccepted, ErrorEvent],
+    ResponseLifecycle | OutputTextDelta | OutputTextDone | InterruptAccepted | ErrorEvent,
     Field(discriminator="type"),
 ]
-ServerEvent = Union[ResponseLifecycle, OutputTextDelta, OutputTextDone, InterruptAccepted, ErrorEvent, UnknownEvent]
+ServerEvent = ResponseLifecycle | OutputTextDelta | OutputTextDone | InterruptAccepted | ErrorEvent | UnknownEvent
 
 _KNOWN_SERVER_TYPES = frozenset(
-    LIFECYCLE_TYPES
-    + ("response.output_text.delta", "response.output_text.done", "response.interrupt.accepted", "error")
+    (*LIFECYCLE_TYPES, "response.output_text.delta", "response.output_text.done", "response.interrupt.accepted",
+     "error")
 )
 _server_adapter: TypeAdapter[Any] = TypeAdapter(KnownServerEvent)
 _client_adapter: TypeAdapter[Any] = TypeAdapter(ClientEvent)

@@ -18,8 +18,9 @@ import ast
 import difflib
 import random
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from itertools import pairwise
 
 BODY_MAX_CHARS = 600  # longer bodies are not asked for whole (a suggestion is ~128 tokens)
 LINE_MIN_CHARS = 12  # a line worth completing: this many characters after its indentation
@@ -147,7 +148,7 @@ def next_edits(path: str, old: str, new: str) -> list[NextEditCase]:
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
     hunks = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
     out = []
-    for n, ((_, i1, i2, j1, j2), (_, k1, _k2, _l1, _l2)) in enumerate(zip(hunks, hunks[1:])):
+    for n, ((_, i1, i2, j1, j2), (_, k1, _k2, _l1, _l2)) in enumerate(pairwise(hunks)):
         if k1 - i2 > NEARBY_LINES:
             continue
         # the file with every hunk before this one made (new lines up to j1, old lines from i1); then hunk i
@@ -157,7 +158,7 @@ def next_edits(path: str, old: str, new: str) -> list[NextEditCase]:
         end = start + sum(map(len, a[i1:i2]))
         typed = "".join(b[j1:j2])
         targets, last_end = [], i2
-        for _, h1, h2, m1, m2 in hunks[n + 1 :]:
+        for _, h1, h2, _m1, m2 in hunks[n + 1 :]:
             if h1 - last_end > NEARBY_LINES:
                 break
             targets.append("".join(b[:m2] + a[h2:]))

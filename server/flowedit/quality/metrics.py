@@ -4,8 +4,8 @@ their totals and the latency's p50/p95."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -30,7 +30,7 @@ def edit_similarity(got: str, expected: str) -> float:
 def chars_saved(got: str, expected: str) -> int:
     """The characters of `expected` a user gets by accepting `got`: their common beginning."""
     n = 0
-    for a, b in zip(got, expected):
+    for a, b in zip(got, expected, strict=False):  # (of different lengths)
         if a != b:
             break
         n += 1

@@ -26,8 +26,20 @@ from typing import Any
 from flowedit.quality import cases as case_builders
 from flowedit.quality.cases import Hole, NextEditCase
 from flowedit.quality.metrics import Outcome, summarize, table
-from flowedit.quality.suite import PINNED_HOWTO, SUITE, SUITE_OLD, SUITE_VERSION, SuiteError, choose, \
-    default_changes, git_changes, installed_suite, repo_sources, stdlib_suite, without_copies
+from flowedit.quality.suite import (
+    PINNED_HOWTO,
+    SUITE,
+    SUITE_OLD,
+    SUITE_VERSION,
+    SuiteError,
+    choose,
+    default_changes,
+    git_changes,
+    installed_suite,
+    repo_sources,
+    stdlib_suite,
+    without_copies,
+)
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flowedit" / "eval"
 KINDS = ("body", "line", "span", "next-edit")
@@ -130,7 +142,7 @@ async def _run(sources: list[tuple[str, str]], holes: list[Hole], nes: list[Next
         shutil.rmtree(folder, ignore_errors=True)
 
 
-async def _index_ready(editor, timeout: float = 120) -> None:  # noqa: ANN001
+async def _index_ready(editor, timeout: float = 120) -> None:
     """The embedded engine's index is built (its progress says so); other engines have none to wait for."""
     if editor.settings.get("endpoint") or editor.settings.get("upstream"):
         return
@@ -140,7 +152,7 @@ async def _index_ready(editor, timeout: float = 120) -> None:  # noqa: ANN001
         print("flowedit eval: the embedded engine said nothing of its index; measuring anyway", file=sys.stderr)
 
 
-async def _hole(editor, folder: Path, hole: Hole) -> Outcome:  # noqa: ANN001
+async def _hole(editor, folder: Path, hole: Hole) -> Outcome:
     uri = (folder / hole.path).as_uri()
     editor.open(uri, hole.text)
     try:
@@ -150,7 +162,7 @@ async def _hole(editor, folder: Path, hole: Hole) -> Outcome:  # noqa: ANN001
     return Outcome(hole.kind, hole.id, hole.expected, answer.text, answer.latency_ms)
 
 
-async def _next_edit(editor, folder: Path, case: NextEditCase, wait_s: float) -> Outcome:  # noqa: ANN001
+async def _next_edit(editor, folder: Path, case: NextEditCase, wait_s: float) -> Outcome:
     uri = (folder / case.path).as_uri()
     editor.open(uri, case.before)
     notes, statuses = len(editor.next_edits), len(editor.statuses)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from flowedit.core.rewrite.diffstream import Block, DiffStream, Hunk
 from flowedit.core.rewrite.events import Mode
-from flowedit.core.text.linediff import block_change, minimal_change
 from flowedit.core.rewrite.passing import OldText
-from flowedit.core.text.region import Region
 from flowedit.core.text.document import Change, Document, LineEnds, with_line_ends
+from flowedit.core.text.linediff import block_change, minimal_change
+from flowedit.core.text.region import Region
 
 
 class Answer:

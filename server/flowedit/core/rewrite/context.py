@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flowedit.core.text.region import Region
 from flowedit.core.text.document import Document
+from flowedit.core.text.region import Region
 
 CHARS_PER_TOKEN = 4  # the usual rough figure for code; budgets are estimates, not tokenizer counts
 OWN_LINES = 200  # characters of the selection's own lines that come along whatever the budget

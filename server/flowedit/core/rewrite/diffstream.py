@@ -9,8 +9,8 @@ changed lines, context excluded, so an edit touches only what changed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from unidiff.constants import (
     LINE_TYPE_ADDED,
@@ -143,7 +143,9 @@ class _HunkReader:
 
     def build(self) -> Hunk:
         blocks: list[Block] = []
-        index, run_start, old, new = self.old_index, -1, [], []
+        index, run_start = self.old_index, -1
+        old: list[str] = []
+        new: list[str] = []
         for tag, text in [*self.lines, (LINE_TYPE_CONTEXT, "")]:  # a sentinel closes the last run
             if tag == LINE_TYPE_CONTEXT:
                 if run_start >= 0:
@@ -199,7 +201,8 @@ class DiffStream:
             if self._buffer and not self._buffer.startswith(LINE_TYPE_NO_NEWLINE):
                 self._hand_out(out)
         except DiffFormatError as error:
-            raise self._fail(error, out)
+            self._fail(error, out)
+            raise
         return out
 
     def finish(self) -> list[Hunk]:
@@ -217,7 +220,8 @@ class DiffStream:
             if not self._hunks_out and self._skipped_text:
                 raise DiffFormatError(f"no hunk found in {self._line_no} line(s) of diff")
         except DiffFormatError as error:
-            raise self._fail(error, out)
+            self._fail(error, out)
+            raise
         self._closed = "finish() was called"
         return out
 

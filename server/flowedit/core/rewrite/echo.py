@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from flowedit.core.rewrite.events import EditBatch
+from flowedit.core.text.chunks import Text
 from flowedit.core.text.document import LINE_ENDS, Change, compose, same_effect, with_line_ends
 
 
@@ -45,7 +46,7 @@ class EditorHabits:
     answers_edits: bool = True
 
     @classmethod
-    def of_client(cls, name: str, *, own_edits: bool = False) -> "EditorHabits":
+    def of_client(cls, name: str, *, own_edits: bool = False) -> EditorHabits:
         """The habits of the client calling itself `name` (`clientInfo.name`); `own_edits`: it applies
         rewrite edits through flowedit's own request (the VS Code extension checks each version itself)."""
         lowered = name.lower()
@@ -93,10 +94,10 @@ class EchoProbe:
         self.eol_unknown = eol_unknown
         self.held: list[Change] = []
         self.eol: str | None = None  # the line ends the editor wrote the batch in, when not ours
-        self._base = ""  # the text at the batch's version
+        self._base: str | Text = ""  # the text at the batch's version
         self._effect: Change | None = None  # the held changes as one change against that text
 
-    def add(self, change: Change, before: str) -> bool:
+    def add(self, change: Change, before: str | Text) -> bool:
         """Hold one more change (`before`: the text it applied to); True once the held changes are the
         batch as the editor applied it.
 
@@ -106,6 +107,7 @@ class EchoProbe:
         if not self.held:
             self._base, self._effect = before, change
         else:
+            assert self._effect is not None  # (set with the first held change)
             self._effect = compose(self._effect, change, before)
         self.held.append(change)
         expected = self.expected

@@ -81,5 +81,16 @@ class SessionLimits:
     frame_s: float = 1 / 60
 
 
-__all__ = ["Mode", "State", "Conflict", "EditBatch", "Failed", "Finished", "Interrupted", "Reverted", "RevertFailed",
-           "SessionEvent", "SessionLimits"]
+__all__ = [
+    "Conflict",
+    "EditBatch",
+    "Failed",
+    "Finished",
+    "Interrupted",
+    "Mode",
+    "RevertFailed",
+    "Reverted",
+    "SessionEvent",
+    "SessionLimits",
+    "State",
+]

@@ -19,16 +19,27 @@ import itertools
 from dataclasses import dataclass, field, replace
 
 from flowedit.core.rewrite.answer import Answer
-from flowedit.core.text.chunks import Text
 from flowedit.core.rewrite.diffstream import DiffFormatError
 from flowedit.core.rewrite.echo import EchoProbe, EditorHabits, InFlight
-from flowedit.core.rewrite.events import (Conflict, EditBatch, Failed, Finished, Interrupted, Mode, Reverted,
-                                  RevertFailed, SessionEvent, SessionLimits, State)
+from flowedit.core.rewrite.events import (
+    Conflict,
+    EditBatch,
+    Failed,
+    Finished,
+    Interrupted,
+    Mode,
+    Reverted,
+    RevertFailed,
+    SessionEvent,
+    SessionLimits,
+    State,
+)
 from flowedit.core.rewrite.passing import OldText
 from flowedit.core.rewrite.refusals import Refusals
-from flowedit.core.text.region import Region, nearest
 from flowedit.core.shaping import AnswerShaper, Surroundings
+from flowedit.core.text.chunks import Text
 from flowedit.core.text.document import Change, Document, off_crlf
+from flowedit.core.text.region import Region, nearest
 
 _batch_ids = itertools.count(1)
 
@@ -66,7 +77,8 @@ class RewriteSession:
         # the line ends the editor writes: where it normalises them to its buffer's, whose EOL the text
         # need not show (a one-line file; a CRLF file in a buffer set to LF), the first echo of one shows it
         self._eol_known = not self.habits.normalises_eol
-        self.answer = Answer(self.mode, self._old_text(self.original), self._eol)  # what the model said, what is written
+        # what the model said, what is written
+        self.answer = Answer(self.mode, self._old_text(self.original), self._eol)
         self.around = Surroundings.of(self.doc, self.region)  # what the answer is shaped against
         self.shaper = AnswerShaper(self.around, code_only=self.mode is Mode.DIFF)  # only its code lands
         self.doc.observers.append(self)
@@ -435,7 +447,8 @@ class RewriteSession:
     def _maybe_finish(self) -> None:
         if self.state is State.STREAMING and self.answer.done and self._inflight is None and self.answer.complete:
             why = self.shaper.ended
-            self._end(Finished("the whole answer is in the document" + (f" ({why}; the rest was left out)" if why else "")))
+            left_out = f" ({why}; the rest was left out)" if why else ""
+            self._end(Finished("the whole answer is in the document" + left_out))
 
     def _stop(self, event: SessionEvent, *, force: bool = False) -> None:
         if self.state in (State.DONE, State.REVERTED):
@@ -458,5 +471,17 @@ class RewriteSession:
         self.events.append(event)
 
 
-__all__ = ["Conflict", "EditBatch", "Failed", "Finished", "Interrupted", "Mode", "Reverted", "RevertFailed",
-           "RewriteSession", "SessionEvent", "SessionLimits", "State"]
+__all__ = [
+    "Conflict",
+    "EditBatch",
+    "Failed",
+    "Finished",
+    "Interrupted",
+    "Mode",
+    "RevertFailed",
+    "Reverted",
+    "RewriteSession",
+    "SessionEvent",
+    "SessionLimits",
+    "State",
+]

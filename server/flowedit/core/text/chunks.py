@@ -23,7 +23,7 @@ CHUNK = 4096
 class Text:
     """An immutable text in chunks; `splice` gives a new one that shares the chunks it did not touch."""
 
-    __slots__ = ("_chunks", "_starts", "_len", "_wide", "_size")
+    __slots__ = ("_chunks", "_len", "_size", "_starts", "_wide")
 
     def __init__(self, text: str = "", chunk: int | None = None) -> None:
         size = self._size = chunk or CHUNK
@@ -82,7 +82,7 @@ class Text:
             return self._len == len(other) and str(self) == other
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]  (compared by content, like the str it stands for)
+    __hash__ = None  # type: ignore[assignment]  # compared by content, like the str it stands for: no hash
 
     def __contains__(self, sub: str) -> bool:
         # (without it, `in` would walk the text character by character through __getitem__ and find no

@@ -9,7 +9,11 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from enum import Enum
-from itertools import accumulate
+from itertools import accumulate, pairwise
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flowedit.core.text.chunks import Text
 
 CHUNK = 4096  # code points between checkpoints (at least; a huge text gets at most ~512 chunks)
 
@@ -29,7 +33,8 @@ class Encoding(str, Enum):
             return len(s.encode("utf-16-le", "surrogatepass")) // 2  # (in C: a long line costs µs, not ms)
         return len(s.encode("utf-8", "surrogatepass"))
 
-    def index(self, line: str, units: int) -> int:
+    # (an encoding's column -> code point index; it shadows str.index, never called on a member's value)
+    def index(self, line: str, units: int) -> int:  # type: ignore[override]
         """Code-point index in `line` of a column of `units`; clamps to the line's end.
 
         A column that falls inside a character (half a surrogate pair, part of a UTF-8 sequence) maps
@@ -76,17 +81,17 @@ class ColumnIndex:
     the chunk: the same answer as counting the whole line, at the cost of one chunk.
     """
 
-    def __init__(self, text: str, chunk: int | None = None) -> None:
+    def __init__(self, text: str | Text, chunk: int | None = None) -> None:
         self._size = chunk or max(CHUNK, len(text) // 512)
-        self._lengths: dict[Encoding, list[int]] = dict(zip(Encoding, self._measure(text, 0, len(text))))
+        self._lengths: dict[Encoding, list[int]] = dict(zip(Encoding, self._measure(text, 0, len(text)), strict=True))
         self._sums: dict[Encoding, list[int]] | None = None  # running totals, from 0; None after a change
 
-    def _measure(self, text: str, lo: int, hi: int) -> tuple[list[int], list[int], list[int]]:
+    def _measure(self, text: str | Text, lo: int, hi: int) -> tuple[list[int], list[int], list[int]]:
         """UTF-8, UTF-16 and code-point lengths of `text[lo:hi]` cut into chunks of ~`size` (one if empty)."""
         n = max(1, -(-(hi - lo) // self._size))
         cuts = [lo + (hi - lo) * i // n for i in range(n + 1)]
         u8, u16, chars = [], [], []
-        for a, b in zip(cuts, cuts[1:]):
+        for a, b in pairwise(cuts):
             piece = text[a:b]
             u8.append(Encoding.UTF8.units(piece))
             u16.append(Encoding.UTF16.units(piece))
@@ -98,18 +103,18 @@ class ColumnIndex:
             self._sums = {enc: [0, *accumulate(lengths)] for enc, lengths in self._lengths.items()}
         return self._sums
 
-    def _before(self, text: str, offset: int, enc: Encoding) -> int:
+    def _before(self, text: str | Text, offset: int, enc: Encoding) -> int:
         """Units of `text[:offset]`."""
         sums = self._totals()
         starts = sums[Encoding.UTF32]
         c = min(bisect_right(starts, offset) - 1, len(starts) - 2)
         return sums[enc][c] + enc.units(text[starts[c] : offset])
 
-    def units(self, text: str, start: int, end: int, enc: Encoding) -> int:
+    def units(self, text: str | Text, start: int, end: int, enc: Encoding) -> int:
         """`enc.units(text[start:end])`."""
         return self._before(text, end, enc) - self._before(text, start, enc)
 
-    def index(self, text: str, start: int, end: int, units: int, enc: Encoding) -> int:
+    def index(self, text: str | Text, start: int, end: int, units: int, enc: Encoding) -> int:
         """`start + enc.index(text[start:end], units)`: the offset of a column counted from `start`."""
         if units <= 0:
             return start
@@ -121,7 +126,7 @@ class ColumnIndex:
         c = bisect_right(totals, target) - 1  # the chunk holding the column (never an empty one)
         return max(start, starts[c] + enc.index(text[starts[c] : starts[c + 1]], target - totals[c]))
 
-    def replace(self, text: str, start: int, end: int, delta: int) -> None:
+    def replace(self, text: str | Text, start: int, end: int, delta: int) -> None:
         """`text[start:end + delta]` replaced what was `start..end` (everything after moved by `delta`)."""
         starts = self._totals()[Encoding.UTF32]
         n = len(starts) - 1
@@ -135,6 +140,6 @@ class ColumnIndex:
             else:
                 last += 1
                 hi = starts[last + 1] + delta
-        for lengths, new in zip(self._lengths.values(), self._measure(text, lo, hi)):
+        for lengths, new in zip(self._lengths.values(), self._measure(text, lo, hi), strict=True):
             lengths[first : last + 1] = new
         self._sums = None

@@ -2,15 +2,16 @@
 
 The internal unit is the Python `str` index (a Unicode code point). Editors speak LSP positions
 (line, character) where `character` counts UTF-8 bytes, UTF-16 code units or code points depending on the
-negotiated `positionEncoding`; `Encoding` (core/text/columns.py) converts between them. Line terminators are `\\n`, `\\r\\n`
-and `\\r`, as in the LSP specification.
+negotiated `positionEncoding`; `Encoding` (core/text/columns.py) converts between them. Line terminators are
+`\\n`, `\\r\\n` and `\\r`, as in the LSP specification.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable, Protocol
+from typing import Protocol
 
 from flowedit.core.text.chunks import Text
 from flowedit.core.text.columns import CHUNK, ColumnIndex, Encoding
@@ -49,7 +50,7 @@ class Change:
         return "".join((text[: self.start], self.text, text[self.end :]))  # one copy fewer than a + b + c (1 MB: -20%)
 
 
-def same_effect(a: Change, b: Change, before: str) -> bool:
+def same_effect(a: Change, b: Change, before: str | Text) -> bool:
     """True if applying `a` or `b` to `before` gives the same text (editors report edits their own way)."""
     if a.delta != b.delta:
         return False
@@ -60,7 +61,7 @@ def same_effect(a: Change, b: Change, before: str) -> bool:
     )
 
 
-def compose(first: Change, then: Change, current: str) -> Change:
+def compose(first: Change, then: Change, current: str | Text) -> Change:
     """One change with the effect of `first` (against some base) followed by `then` (against `current`,
     the text after `first`); the result is against the base."""
     t_end = first.start + len(first.text)
@@ -120,7 +121,8 @@ class Document:
         self.uri = uri
         self.language_id = language_id
         self.version = version
-        self.text = Text(text, text_chunk)  # in chunks: a wide character widens its chunk, not the document (core/text/chunks.py)
+        # in chunks: a wide character widens its chunk, not the document (core/text/chunks.py)
+        self.text = Text(text, text_chunk)
         self.unsafe: str | None = None  # why this copy may differ from the editor's (a change it could not apply)
         self._starts = LineStarts(_line_starts(text, 0, len(text)), line_block)
         # columns of a line longer than 2 chunks are counted from checkpoints, built at the first one
@@ -218,7 +220,7 @@ class Document:
         for observer in list(self.observers):
             observer.on_change(change, before)
 
-    def apply_changes(self, changes: Iterable[Change | str | Callable[["Document"], Change | str]],
+    def apply_changes(self, changes: Iterable[Change | str | Callable[[Document], Change | str]],
                       version: int) -> None:
         """Apply an editor's ordered content changes (a `str` replaces everything), then set `version`.
 
@@ -284,7 +286,7 @@ class Document:
         self._predicted = ahead
         return rest
 
-    def _resync(self, predicted: list["_Predicted"], replayed: list[Change], changes: list) -> list:
+    def _resync(self, predicted: list[_Predicted], replayed: list[Change], changes: list) -> list:
         """The report contradicts the predicted edits: its changes, from the text the editor last reported,
         are the truth. Observers are told the predictions are undone, then get the whole report as changes
         (a rewrite sees its edit taken back: a conflict, never an edit written over text it did not know);
@@ -298,7 +300,7 @@ class Document:
         self.resyncs += 1
         return changes
 
-    def _resolve(self, item: Change | str | Callable[["Document"], Change | str]) -> Change:
+    def _resolve(self, item: Change | str | Callable[[Document], Change | str]) -> Change:
         if callable(item):
             item = item(self)
         return Change(0, len(self.text), item) if isinstance(item, str) else item

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from flowedit.core.rewrite.diffstream import Block
-from flowedit.core.text.region import Region
+from flowedit.core.text.chunks import Text
 from flowedit.core.text.document import Change, Document
+from flowedit.core.text.region import Region
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
@@ -20,7 +21,7 @@ def _strip_eol(line: str) -> str:
     return line.rstrip("\r\n") if line.endswith(("\n", "\r")) else line
 
 
-def block_change(text: str, region: Region, block: Block, line_shift: int, eol: str) -> Change:
+def block_change(text: str | Text, region: Region, block: Block, line_shift: int, eol: str) -> Change:
     """The edit that applies `block` to the region's current lines; ValueError says why it cannot.
 
     `line_shift` is how many lines the blocks applied before this one added (negative: removed).
@@ -49,7 +50,7 @@ def block_change(text: str, region: Region, block: Block, line_shift: int, eol: 
     return minimal_change(text, Change(start, end, new))
 
 
-def _keep_lone_crs(text: str, start: int, end: int, new: str) -> tuple[int, str]:
+def _keep_lone_crs(text: str | Text, start: int, end: int, new: str) -> tuple[int, str]:
     """A lone CR ending a line and an LF starting the next one would read as one CR-LF line end: the
     document would get one line fewer than the diff says. Where the edit would make such a pair, the CR's
     line ends in CR LF instead (the pair is then that line's own end)."""
@@ -63,7 +64,7 @@ def _keep_lone_crs(text: str, start: int, end: int, new: str) -> tuple[int, str]
     return start, new
 
 
-def minimal_change(text: str, change: Change) -> Change:
+def minimal_change(text: str | Text, change: Change) -> Change:
     """The same effect with the unchanged head and tail trimmed off (a CRLF pair is never cut in two)."""
     old, new = text[change.start : change.end], change.text
     head = 0

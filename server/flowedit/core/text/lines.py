@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from itertools import accumulate
-from typing import Sequence
 
 BLOCK = 512
 
@@ -30,7 +30,7 @@ class LineStarts:
 
     def _index(self) -> None:
         """The first offset and the number of starts before each block (after its blocks changed)."""
-        self._firsts = [block[0] + shift for block, shift in zip(self._blocks, self._shift)]
+        self._firsts = [block[0] + shift for block, shift in zip(self._blocks, self._shift, strict=True)]
         self._before = [0, *accumulate(len(block) for block in self._blocks)]
 
     def __len__(self) -> int:
@@ -50,12 +50,12 @@ class LineStarts:
         return self._before[b] + bisect_right(self._blocks[b], offset - self._shift[b]) - 1
 
     def as_list(self) -> list[int]:
-        return [p + shift for block, shift in zip(self._blocks, self._shift) for p in block]
+        return [p + shift for block, shift in zip(self._blocks, self._shift, strict=True) for p in block]
 
     def __eq__(self, other: object) -> bool:
         return self.as_list() == (other.as_list() if isinstance(other, LineStarts) else other)
 
-    __hash__ = None  # type: ignore[assignment]  (mutable)
+    __hash__ = None  # type: ignore[assignment]  # mutable: no hash (mypy wants a callable here)
 
     def replace(self, start: int, end: int, new: Sequence[int], delta: int) -> None:
         """A change replaced `start..end` and moved what followed by `delta`: the starts in `start..end`

@@ -19,7 +19,7 @@ class Region:
         if not 0 <= self.start <= self.end:
             raise ValueError(f"bad region {self.start}..{self.end}")
 
-    def rebase_through(self, change: Change) -> "Region | None":
+    def rebase_through(self, change: Change) -> Region | None:
         """Where this region is after `change`; None if the change touches its inside.
 
         An insertion exactly at the region's start goes before it, one exactly at its end goes after it:
@@ -31,7 +31,7 @@ class Region:
             return self
         return None
 
-    def grow(self, delta: int) -> "Region":
+    def grow(self, delta: int) -> Region:
         """The region after an edit inside it changed its length by `delta`."""
         return Region(self.start, self.end + delta)
 

@@ -13,29 +13,30 @@ A request is answered like this:
 
 Same index + same request → same completion. A next edit (task "next_edit") is predicted without a model:
 the last edit made again wherever its pattern recurs in the editable region (core/nextedit/prediction.py), else, when
-the edit left the cursor at the end of a line it was writing, that line continued by the ∞-gram. Rewrites (a free-text instruction) need a language
-model: they are refused with an `unsupported` error naming the settings that enable them.
+the edit left the cursor at the end of a line it was writing, that line continued by the ∞-gram. Rewrites (a
+free-text instruction) need a language model: they are refused with an `unsupported` error naming the settings
+that enable them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterator, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by, secret_in
 from flowedit.core.words import byte_size, duration, plural
 from flowedit.engines.base import EngineError
 from flowedit.engines.local.fim import FimStop
+from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.engines.local.index import Shard
 from flowedit.engines.local.layers import LayeredIndex
 from flowedit.engines.local.predictor import Continuation
-from flowedit.engines.local.sources import (MAX_FILE_BYTES, NOT_SOURCE, LeftOut, SourceFilter, document_key,
-                                            documents)
+from flowedit.engines.local.sources import MAX_FILE_BYTES, NOT_SOURCE, LeftOut, SourceFilter, document_key, documents
 from flowedit.engines.local.tokenizer import tokenize
 from flowedit.model import wire
 
@@ -201,6 +202,10 @@ class LocalEngine:
             raise EngineError("unsupported", f"the embedded engine does not know the task {task!r}; "
                               "it completes code (task \"complete\") and predicts next edits (\"next_edit\")",
                               status=400)
+        prefix: Any
+        suffix: Any
+        path: Any
+        snippets: tuple[tuple[str, str], ...]
         if task is None:
             prefix, suffix, path, snippets = wire.response_text(request), "", None, ()
         else:

@@ -22,14 +22,14 @@ not applied is counted, for the engine to say.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import pathspec
 
 try:  # pathspec >= 1.0
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern as _Pattern
 except ImportError:  # pathspec 0.12
-    from pathspec.patterns.gitwildmatch import GitWildMatchPattern as _Pattern  # type: ignore[assignment]
+    from pathspec.patterns.gitwildmatch import GitWildMatchPattern as _Pattern  # type: ignore[assignment, unused-ignore]  # (pathspec 0.12 only)
 
 MAX_PATTERNS = 2_000  # rules per file; a check costs about a microsecond per rule
 MAX_PATTERN_CHARS = 4_096  # PATH_MAX: no longer path exists to match
@@ -65,7 +65,7 @@ def ignore_spec(lines: Iterable[str]) -> tuple[pathspec.GitIgnoreSpec | None, in
         return None, refused
     if translated:
         try:  # re2 and hyperscan, which pathspec prefers when installed, know no atomic groups
-            return pathspec.GitIgnoreSpec(patterns, backend="simple"), refused  # type: ignore[call-arg]
+            return pathspec.GitIgnoreSpec(patterns, backend="simple"), refused  # type: ignore[call-arg, unused-ignore]  # (0.12)
         except TypeError:  # pathspec 0.12: Python's re is all it has
             pass
     return pathspec.GitIgnoreSpec(patterns), refused

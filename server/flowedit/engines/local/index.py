@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from typing import Callable, Iterable, Iterator, Sequence
-
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from flowedit.engines.local.suffixes import suffix_array
 
@@ -139,7 +138,7 @@ class Shard:
                 if token != current:
                     if accept is None or accept(current):
                         yield current, start, i
-                    start, current = i, token  # type: ignore[assignment]
+                    start, current = i, token
             return
         key = lambda s: toks[s + depth]  # noqa: E731
         start = lo

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import time
 from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from flowedit.engines.local.index import Shard, Vocabulary
 from flowedit.engines.local.predictor import Source

@@ -17,7 +17,7 @@ The search looks at most `MAX_MATCH` tokens back; a match may grow longer while 
 from __future__ import annotations
 
 from array import array
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from flowedit.engines.local.index import SEP, Shard
 
@@ -77,7 +77,7 @@ class Continuation:
         """Weighted counts of the tokens following the current match (positive ones only) and their ranges."""
         counts: dict[int, int] = {}
         spans: list[dict[int, tuple[int, int]]] = []
-        for (shard, weight), (lo, hi) in zip(self._sources, ranges):
+        for (shard, weight), (lo, hi) in zip(self._sources, ranges, strict=True):
             span: dict[int, tuple[int, int]] = {}
             if lo < hi:
                 for token, a, b in shard.blocks(lo, hi, depth, allowed):
@@ -93,11 +93,12 @@ class Continuation:
 
     def _usable(self, k: int, ranges: Ranges, allowed: Callable[[int], bool] | None) -> bool:
         if allowed is None:
-            return sum(w * shard.nonsep(lo, hi, k) for (shard, w), (lo, hi) in zip(self._sources, ranges)) > 0
-        if any(w < 0 and lo < hi for (_, w), (lo, hi) in zip(self._sources, ranges)):
+            sources = zip(self._sources, ranges, strict=True)
+            return sum(w * shard.nonsep(lo, hi, k) for (shard, w), (lo, hi) in sources) > 0
+        if any(w < 0 and lo < hi for (_, w), (lo, hi) in zip(self._sources, ranges, strict=True)):
             return bool(self._distribution(ranges, k, allowed)[0])  # cancellations: count everything
         return any(next(shard.blocks(lo, hi, k, allowed), None) is not None
-                   for (shard, _), (lo, hi) in zip(self._sources, ranges) if lo < hi)
+                   for (shard, _), (lo, hi) in zip(self._sources, ranges, strict=True) if lo < hi)
 
     def _longest(self, limit: int, allowed: Callable[[int], bool] | None) -> tuple[int, Ranges]:
         """The longest k ≤ limit (k ≥ 1) whose context suffix has a usable continuation, with its ranges.
@@ -160,7 +161,7 @@ class Continuation:
         top = max(totals)
         if top <= 0:
             return None
-        return min((t for t, total in zip(ids, totals) if total == top), key=self._texts.__getitem__)
+        return min((t for t, total in zip(ids, totals, strict=True) if total == top), key=self._texts.__getitem__)
 
 
 class _Prefixed:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import pathspec
 

@@ -67,7 +67,8 @@ class RewriteRun:
 
     def figures(self) -> dict[str, Any]:
         """Time to first token, tokens, tokens/s, first token → first applied edit."""
-        out: dict[str, Any] = {"id": self.id, "kind": "rewrite", **answered_by(self.model, self.endpoint, self.answered),
+        out: dict[str, Any] = {"id": self.id, "kind": "rewrite",
+                               **answered_by(self.model, self.endpoint, self.answered),
                                "tokens": self.tokens, "followups": self.followups,
                                "followup_fallbacks": self.followup_fallbacks,
                                "edits_sent": self.session.batches_sent, "edits_applied": self.session.batches_applied}
@@ -86,7 +87,8 @@ class RewriteRun:
         if self.usage:  # what the endpoint bills: input (cached part), output (reasoning part)
             details = (self.usage.get("input_tokens_details") or {}, self.usage.get("output_tokens_details") or {})
             out.update(input_tokens=self.usage.get("input_tokens"), cached_tokens=details[0].get("cached_tokens"),
-                       output_tokens=self.usage.get("output_tokens"), reasoning_tokens=details[1].get("reasoning_tokens"))
+                       output_tokens=self.usage.get("output_tokens"),
+                       reasoning_tokens=details[1].get("reasoning_tokens"))
         if self.outcome is not None:
             out["outcome"] = type(self.outcome).__name__.lower()
             out["reason"] = self.outcome.reason
@@ -109,7 +111,8 @@ class RewriteRun:
         await self.told.wait()
         if self.progress_token is not None or self.session.state is State.DONE:
             return
-        token = f"flowedit-{self.id}" + (f"-{self.generation}" if self.generation else "")  # (a continued run: a new one)
+        # (a continued run: a new one)
+        token = f"flowedit-{self.id}" + (f"-{self.generation}" if self.generation else "")
         if not await host.create_progress(token) or self.done.is_set():
             return
         self.progress_token = token

@@ -7,7 +7,8 @@ each change."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Coroutine, Protocol
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
 from lsprotocol import types as lsp
 
@@ -68,6 +69,7 @@ async def ask_about(server: Configurable, held: HeldBack) -> None:
         log.info("showMessageRequest failed: %r", exc)
         answer = None
     guard = server.settings_guard
+    assert guard is not None  # (a change is held back only by the guard that apply_settings made)
     if answer is not None and answer.title == allow and guard.allowed(held):
         log.info("the user allowed %s: the new settings are in force", ", ".join(sorted(held.hosts)))
         use(server, held.raw, held.settings, [])

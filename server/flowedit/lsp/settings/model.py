@@ -12,7 +12,6 @@ from flowedit.core import redact
 from flowedit.core.exclude import DEFAULT_EXCLUDES
 from flowedit.lsp.settings.kinds import BY_NAME, Kind
 
-
 Effort = Literal["off", "none", "minimal", "low", "medium", "high", "xhigh"]
 
 
@@ -76,7 +75,8 @@ class InlineSettings(BaseModel):
     # bounded: a debounce of 1e308 ms was accepted, and completions never answered
     debounce_min_ms: float = Field(default=30, ge=0, le=2000, allow_inf_nan=False)
     debounce_max_ms: float = Field(default=350, ge=0, le=5000, allow_inf_nan=False)
-    fallback_wait_ms: float = Field(default=1500, ge=0, le=30_000, allow_inf_nan=False)  # textDocument/completion answers within this
+    # textDocument/completion answers within this
+    fallback_wait_ms: float = Field(default=1500, ge=0, le=30_000, allow_inf_nan=False)
 
 
 class NextEditSettings(BaseModel):

@@ -21,8 +21,9 @@ cannot slip past), and:
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from flowedit.lsp.settings.kinds import FEATURE_KINDS
@@ -69,9 +70,10 @@ def value_at(s: Settings, path: tuple[str, ...]) -> Any:
 
 
 def _get(data: dict[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = data
     for key in path:
-        data = data.get(key) if isinstance(data, dict) else None
-    return data
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
 
 
 def _put(data: dict[str, Any], path: tuple[str, ...], value: Any, present: bool) -> None:
@@ -89,9 +91,10 @@ def _put(data: dict[str, Any], path: tuple[str, ...], value: Any, present: bool)
 
 
 def _has(data: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = data
     for key in path[:-1]:
-        data = data.get(key) if isinstance(data, dict) else None
-    return isinstance(data, dict) and path[-1] in data
+        node = node.get(key) if isinstance(node, dict) else None
+    return isinstance(node, dict) and path[-1] in node
 
 
 def _restore(merged: dict[str, Any], before: dict[str, Any], paths) -> dict[str, Any]:
