@@ -54,7 +54,7 @@ async def test_trace_verbose_forwards_debug_records_and_off_stops_them():
         quiet = list(lines)
         editor._client.protocol.notify("$/setTrace", lsp.SetTraceParams(lsp.TraceValue.Verbose))
         await ask("second")
-        debug = await until(lines, r"^LOG flowedit\.lsp\.inline\.completer: completion model call ended")
+        debug = await until(lines, r"^LOG flowedit\.lsp\.inline\.calling: completion model call ended")
         editor._client.protocol.notify("$/setTrace", lsp.SetTraceParams(lsp.TraceValue.Off))
         before = len(lines)
         await ask("third")

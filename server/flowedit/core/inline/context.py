@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flowedit.core.rewrite.context import CHARS_PER_TOKEN
 from flowedit.core.inline.shape import Cursor, detect_indent_unit
+from flowedit.core.rewrite.context import CHARS_PER_TOKEN
 from flowedit.core.text.document import Document
 
 
@@ -109,7 +109,8 @@ def accepted_view(doc: Document, start: int, end: int, text: str, prefix_tokens:
     line = doc.line_of(start)
     lo = min(doc.line_start(doc.line_of(max(0, start - prefix_tokens * CHARS_PER_TOKEN - 1))),
              doc.line_start(line - lines))
-    last = max(doc.line_of(min(len(doc.text), end + suffix_tokens * CHARS_PER_TOKEN)), doc.line_of(end) + max(lines, LOOKAHEAD))
+    last = max(doc.line_of(min(len(doc.text), end + suffix_tokens * CHARS_PER_TOKEN)),
+               doc.line_of(end) + max(lines, LOOKAHEAD))
     hi = doc.line_start(last + 1) if last + 1 < doc.line_count else len(doc.text)
     window = doc.text[lo:start] + text + doc.text[end:hi]
     return Document(doc.uri, window, doc.version, doc.language_id), start - lo + len(text), lo

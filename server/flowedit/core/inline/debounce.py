@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 
 
@@ -29,7 +30,7 @@ class AdaptiveDebounce:
         times = list(self._times)
         if len(times) < 2 or times[-1] - times[-2] > self.max_s:
             return 0.0
-        gaps = [b - a for a, b in zip(times, times[1:]) if b - a <= self.max_s]  # a pause is not typing
+        gaps = [b - a for a, b in itertools.pairwise(times) if b - a <= self.max_s]  # a pause is not typing
         if not gaps:
             return self.min_s
         average = sum(gaps) / len(gaps)

@@ -17,7 +17,6 @@ _CLOSERS = set(")]}>\"'`;:,.")
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 _QUOTES = "\"'`"
 _BLOCK_OPENERS = (":", "{", "(", "[", "=>", "->", " do", " then")
-_INDENT = re.compile(r"^[ \t]*")
 
 
 @dataclass(frozen=True)
@@ -51,13 +50,18 @@ def multiline_wanted(cursor: Cursor) -> bool:
 def indent_width(line: str, unit: str | None) -> int:
     """Indentation of `line` in columns (a tab counts as one unit's width)."""
     width = len(unit) if unit and unit != "\t" else 4
-    return sum(width if c == "\t" else 1 for c in _INDENT.match(line).group(0))
+    return sum(width if c == "\t" else 1 for c in _lead(line))
+
+
+def _lead(line: str) -> str:
+    """The leading indentation of `line`."""
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def detect_indent_unit(lines: list[str], default: str | None = "    ") -> str | None:
     """The file's indentation step: tab if tab-indented lines dominate, else the commonest space step."""
     tabs = sum(1 for line in lines if line.startswith("\t"))
-    widths = [len(_INDENT.match(line).group(0)) for line in lines if line.startswith(" ") and line.strip()]
+    widths = [len(_lead(line)) for line in lines if line.startswith(" ") and line.strip()]
     if tabs > len(widths):
         return "\t"
     steps: dict[int, int] = {}
@@ -82,10 +86,10 @@ def reindent(text: str, unit: str) -> str:
     model_unit = detect_indent_unit(lines[1:], default=unit)
     if model_unit == unit:
         return text
-    step = 4 if model_unit == "\t" else len(model_unit)
+    step = 4 if model_unit == "\t" else len(model_unit or unit)
     out = [lines[0]]
     for line in lines[1:]:
-        lead = _INDENT.match(line).group(0)
+        lead = _lead(line)
         levels, extra = divmod(_columns(lead), step)
         out.append(unit * levels + " " * extra + line[len(lead):])
     return "\n".join(out)
@@ -101,7 +105,8 @@ def complete_enough(raw: str, cursor: Cursor) -> bool:
     return _shape(raw, cursor)[1]
 
 
-_PROMPT_TAG = re.compile(r"^\s*(?:</?(?:prefix|suffix|cursor|code)>|<\|?(?:fim|file_sep|user_cursor)[^>]*>|<(?:PRE|SUF|MID)>)")
+_PROMPT_TAG = re.compile(r"^\s*(?:</?(?:prefix|suffix|cursor|code)>|<\|?(?:fim|file_sep|user_cursor)[^>]*>"
+                         r"|<(?:PRE|SUF|MID)>)")
 _FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})")
 _CODE_END = ("=", "(", "[", "{", ",", "return", "yield", "+", "-", "*", "/", "and", "or", "not", "in", "if", ":")
 

@@ -92,9 +92,10 @@ async def completion_items(host: Host, completer: InlineCompleter,
     # answer within the budget, never holding up the editor's other sources; a late answer still
     # fills the cache for the next keystroke (isIncomplete makes the client ask again)
     done, _ = await asyncio.wait({task}, timeout=host.settings.inline.fallback_wait_ms / 1000)
-    if not done or task.result() is None or doc.version != version:
+    result = task.result() if done else None
+    if result is None or doc.version != version:
         return lsp.CompletionList(is_incomplete=True, items=[])  # (the text moved on: the client asks again)
-    suggestion, rest = task.result()
+    suggestion, rest = result
     # inserted at the cursor (not every client replaces text after it): stop before retyped closers
     rest = rest[: fit(rest, _line_cursor(doc, offset)).cut]
     command = _accept_command(suggestion, rest)  # (where the item's text starts in the suggestion)
@@ -126,7 +127,8 @@ def _fallback_item(text: str, edit_range: lsp.Range, snippet_indent: str | None,
         filter_text=text, sort_text="0",
         insert_text_format=lsp.InsertTextFormat.Snippet if snippet else lsp.InsertTextFormat.PlainText,
         insert_text_mode=lsp.InsertTextMode.AdjustIndentation if snippet and multiline else None,
-        text_edit=lsp.TextEdit(range=edit_range, new_text=snippet_text(text, snippet_indent) if snippet else text),
+        text_edit=lsp.TextEdit(range=edit_range,
+                               new_text=text if snippet_indent is None else snippet_text(text, snippet_indent)),
         command=command)
 
 
