@@ -13,16 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # TEMPORARY: the files other branches are restructuring right now. Their findings are left out of both gates
 # until those branches are merged (their owners make them clean); the lead then empties this list.
-PENDING = [
-    "server/flowedit/core/inline/",
-    "server/flowedit/lsp/inline/",
-    "server/flowedit/core/nextedit/",
-    "server/flowedit/lsp/nextedit/",
-    "server/flowedit/lsp/server.py",
-    "server/flowedit/lsp/commands.py",
-    "server/flowedit/lsp/rewrite/driver.py",
-    "server/flowedit/cli/",
-]
+PENDING: list[str] = []  # (every path once clean: a path listed here is left out of both gates)
 
 
 def _pending(path: str) -> bool:

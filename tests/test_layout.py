@@ -186,16 +186,11 @@ def test_the_citation_check_catches_a_page_that_is_not_here():
     assert CITED_PAGE.findall(f"see docs/editor-habits.md §3 and {missing}") == ["docs/editor-habits.md", missing]
 
 
-# Functions past 60 lines (the house style: none past ~60): the ones there are today, with their length
-# in lines (`def` to the last line, nested functions included), which may only shrink. A function not listed
-# here must stay within the limit; a listed one that is down to it must leave the list.
+# Functions past 60 lines (the house style: none past ~60), with their length in lines (`def` to the last line,
+# nested functions included), which may only shrink. A function not listed here must stay within the limit;
+# a listed one that is down to it must leave the list.
 MAX_FUNCTION_LINES = 60
-LONG_FUNCTIONS = {
-    "cli/demo.py:_demo": 101,
-    "lsp/commands.py:register": 121,
-    "lsp/rewrite/driver.py:Rewrites._stream": 64,
-    "lsp/server.py:build_server": 139,
-}
+LONG_FUNCTIONS: dict[str, int] = {}  # (none left: build_server 139, register 121, _demo 101, _stream 64 were split)
 
 
 def _lengths_in(tree: ast.AST, where: str) -> dict[str, int]:

@@ -87,7 +87,7 @@ class FakeHost:
     async def create_progress(self, token: str) -> bool:
         return True
 
-    def progress(self, token: str, stage: str, message: str) -> None:
+    def tell_progress(self, token: str, stage: str, message: str) -> None:
         self.progress_log.append((stage, message))
 
     def show_warning(self, message: str) -> None:

@@ -33,10 +33,10 @@ from typing import TextIO
 
 from flowedit.core import names
 from flowedit.core.words import plural
+from flowedit.editor_standin.client import EditorClient, InlineAnswer, ServerGone
 from flowedit.editor_standin.view import RewriteView, Style, TypingView, columns, table, wants_color
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
-from flowedit.editor_standin.client import EditorClient, InlineAnswer, ServerGone
 
 PROJECT = "samples/project"
 FILE = "cafe/reports.py"  # the file typed into and rewritten
@@ -360,7 +360,7 @@ def _check_rewrite(args: argparse.Namespace, say: Callable[[str], None], style: 
                 else "the editor's document differs from the expected text")
 
 
-async def _next_edit(editor: EditorClient, uri: str, say, style) -> tuple[bool, str]:  # noqa: ANN001
+async def _next_edit(editor: EditorClient, uri: str, say, style) -> tuple[bool, str]:
     """Rename a parameter, as a user would: the next edit (its other use) shown, then accepted. Whether it
     went as it should, and the summary's words for it."""
     text = editor.text(uri)
@@ -371,8 +371,8 @@ async def _next_edit(editor: EditorClient, uri: str, say, style) -> tuple[bool, 
     sent = time.perf_counter()
     editor.type(uri, at, at + len(old), new)
     try:
-        shown = await editor.until(lambda: next((n for n in editor.next_edits[notes:] if n["uri"] == uri and n["edits"]),
-                                                None), 30)
+        shown = await editor.until(
+            lambda: next((n for n in editor.next_edits[notes:] if n["uri"] == uri and n["edits"]), None), 30)
     except TimeoutError:
         return False, "FAILED: no next edit came"
     ms = (shown["at"] - sent) * 1000

@@ -22,7 +22,8 @@ START_S = 60.0  # the server's start and the whole check (each feature's request
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoint", default=None, help="a Responses WebSocket endpoint (ws(s)://…/v1/responses)")
-    parser.add_argument("--upstream", default=None, help="an OpenAI-compatible server (http(s)://…), through the bridge")
+    parser.add_argument("--upstream", default=None,
+                        help="an OpenAI-compatible server (http(s)://…), through the bridge")
     parser.add_argument("--model", default=None, help="the model to ask")
     parser.add_argument("--settings", type=json.loads, default={},
                         help="more server settings as JSON, as an editor's initializationOptions")

@@ -27,9 +27,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.engines.base import TOKEN_CHARS, DropConnection, EngineError, new_input_tokens
 from flowedit.engines.habits import bursty, parse_habits, reasoning_deltas, with_habits
+from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.model import wire
 
 __all__ = ["TOKEN_CHARS", "Fault", "ScriptedEngine", "tokenize"]

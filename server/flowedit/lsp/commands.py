@@ -16,7 +16,6 @@ from flowedit.core import names
 from flowedit.lsp import convert
 
 
-
 def register(server: Any) -> None:
     """Add the handlers to `server` (a `FloweditServer` being built)."""
     _register_rewrite_start_stop(server)

@@ -62,7 +62,7 @@ class Host(Protocol):
     async def create_progress(self, token: str) -> bool:
         """`window/workDoneProgress/create`; False when the client has no progress UI or refused."""
 
-    def progress(self, token: str, stage: Literal["begin", "report", "end"], message: str) -> None:
+    def tell_progress(self, token: str, stage: Literal["begin", "report", "end"], message: str) -> None:
         """One `$/progress` message of a created token (`begin` takes the title as its message)."""
 
     def show_warning(self, message: str) -> None:

@@ -34,10 +34,10 @@ class IndexProgress:
                     host.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
                         title="FlowEdit: indexing", message=message, cancellable=False))
             elif self._shown and not done:
-                host.progress(token, "report", message)
+                host.tell_progress(token, "report", message)
             if done:
                 if self._shown:
-                    host.progress(token, "end", message)
+                    host.tell_progress(token, "end", message)
                 self._shown = None  # a later build (new settings, a new process) begins again
                 self._builds += 1
             self._steps.pop(0)

@@ -7,9 +7,10 @@ imported on first use, and the editor's settings are applied on `initialized`, j
 
 from __future__ import annotations
 
-import logging
 import asyncio
-from typing import TYPE_CHECKING, Any, Callable, Literal
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -19,10 +20,10 @@ from flowedit.core import names
 from flowedit.core.rewrite.echo import EditorHabits
 from flowedit.core.text.document import Document, Encoding
 from flowedit.lsp import commands, convert, documents
-from flowedit.lsp.inline import answers
-from flowedit.lsp.nextedit import copilot
 from flowedit.lsp.host import Kind
 from flowedit.lsp.indexprogress import IndexProgress
+from flowedit.lsp.inline import answers
+from flowedit.lsp.nextedit import copilot
 from flowedit.lsp.peer import client_name, own_columns
 from flowedit.lsp.protocol import FloweditProtocol
 from flowedit.lsp.withhold import Withholding
@@ -209,7 +210,7 @@ class FloweditServer(LanguageServer):
             return False
         return True
 
-    def progress(self, token: str, stage: Literal["begin", "report", "end"], message: str) -> None:
+    def tell_progress(self, token: str, stage: Literal["begin", "report", "end"], message: str) -> None:
         if stage == "begin":
             self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=message, cancellable=False))
         elif stage == "report":
@@ -265,9 +266,10 @@ class FloweditServer(LanguageServer):
         rewrite), completion counters, and the figures of a next-edit prediction that ended."""
         asked, model, endpoint = self.links.shown(self.settings)
         if request and request.get("model"):
-            self._answered[request.get("asked_model") or request["model"]] = request["model"]
+            self._answered[str(request.get("asked_model") or request["model"])] = str(request["model"])
         down = self._links.down_because if self._links is not None else None
-        self.protocol.notify(names.STATUS, {"state": self.link_state, "model": self._answered.get(asked, model),
+        shown_model = self._answered.get(asked, model) if asked else model
+        self.protocol.notify(names.STATUS, {"state": self.link_state, "model": shown_model,
                                       "endpoint": endpoint, "request": request,
                                       "problem": str(down) if down else None,
                                       **{k: v for feature in self.features for k, v in feature.status().items()},

@@ -32,12 +32,12 @@ from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by, secret_in
 from flowedit.core.words import byte_size, duration, plural
 from flowedit.engines.base import EngineError
 from flowedit.engines.local.fim import FimStop
-from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.engines.local.index import Shard
 from flowedit.engines.local.layers import LayeredIndex
 from flowedit.engines.local.predictor import Continuation
 from flowedit.engines.local.sources import MAX_FILE_BYTES, NOT_SOURCE, LeftOut, SourceFilter, document_key, documents
 from flowedit.engines.local.tokenizer import tokenize
+from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.model import wire
 
 PREFIX_WINDOW = 16_000  # characters of prefix read per request (context and the request's own shard)

@@ -14,18 +14,32 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from flowedit.core.rewrite.context import (DIFF_INSTRUCTIONS, REPLACE_INSTRUCTIONS, output_budget, redirect_prompt,
-                                   rewrite_context)
 from flowedit.core import names
 from flowedit.core.exclude import uri_path
+from flowedit.core.rewrite.context import (
+    DIFF_INSTRUCTIONS,
+    REPLACE_INSTRUCTIONS,
+    output_budget,
+    redirect_prompt,
+    rewrite_context,
+)
+from flowedit.core.rewrite.session import (
+    Conflict,
+    Failed,
+    Mode,
+    Reverted,
+    RevertFailed,
+    RewriteSession,
+    SessionLimits,
+    State,
+)
+from flowedit.core.text.document import Document, PositionError
 from flowedit.core.text.linediff import whole_lines
 from flowedit.core.text.region import Region, TrackedRegion
-from flowedit.core.rewrite.session import Conflict, Failed, Mode, Reverted, RevertFailed, RewriteSession, SessionLimits, State
-from flowedit.core.text.document import Document, PositionError
 from flowedit.lsp import convert
+from flowedit.lsp.asking import Asking, as_sent
 from flowedit.lsp.documents import lost_track
 from flowedit.lsp.host import Host
-from flowedit.lsp.asking import Asking, as_sent
 from flowedit.lsp.rewrite.run import RewriteRun, model_failure
 from flowedit.model import wire
 from flowedit.model.errors import ModelError, ModelFailure
@@ -427,12 +441,12 @@ class Rewrites:
             if not applied:
                 reason = getattr(result, "failure_reason", None)
                 log.info("%s: editor did not apply batch %d: %s", run.id, batch_id, reason)
-        except (asyncio.TimeoutError, Exception) as exc:  # noqa: BLE001 - any failure is "not applied"
+        except (TimeoutError, Exception) as exc:  # noqa: BLE001 - any failure is "not applied"
             log.warning("%s: applyEdit of batch %d failed: %r", run.id, batch_id, exc)
             applied, reason = False, str(exc)
         # Eglot answers an edit for an older version than its own with an error ("Edits on `x.py' require
         # version 11, you have 12"): the user is typing and it has not reported it yet; not a failure
-        stale = not applied and bool(reason) and "version" in reason.lower()
+        stale = not applied and reason is not None and "version" in reason.lower()
         run.session.acknowledge(batch_id, applied, asyncio.get_running_loop().time(), stale=stale)
         self.pump(run)
 

@@ -116,7 +116,7 @@ class RewriteRun:
         if not await host.create_progress(token) or self.done.is_set():
             return
         self.progress_token = token
-        host.progress(token, "begin", f"FlowEdit: {textwrap.shorten(self.instruction, 60, placeholder='…')}")
+        host.tell_progress(token, "begin", f"FlowEdit: {textwrap.shorten(self.instruction, 60, placeholder='…')}")
 
     def thinking(self, host: Host, now: float) -> None:
         """A reasoning delta before the text: the status and the progress say "thinking" and for how long."""
@@ -126,7 +126,7 @@ class RewriteRun:
             elapsed = now - self.started
             host.send_status({**self.figures(), "thinking_ms": round(elapsed * 1000, 1), "phase": "thinking"})
             if self.progress_token is not None:
-                host.progress(self.progress_token, "report", f"thinking… {elapsed:.1f} s")
+                host.tell_progress(self.progress_token, "report", f"thinking… {elapsed:.1f} s")
 
     def report_progress(self, host: Host, now: float) -> None:
         """The live figures while tokens stream: a progress report and a status, each at most every
@@ -137,14 +137,14 @@ class RewriteRun:
         figures = self.figures()
         if self.progress_token is not None:
             rate = figures.get("tokens_per_s")
-            host.progress(self.progress_token, "report",
+            host.tell_progress(self.progress_token, "report",
                           plural(self.tokens, "token") + (f", {rate:.0f} tok/s" if rate else ""))
         host.send_status(figures)
 
     def end_progress(self, host: Host, event: SessionEvent) -> None:
         if self.progress_token is None:
             return
-        host.progress(self.progress_token, "end", ended_message(event, self.tokens))
+        host.tell_progress(self.progress_token, "end", ended_message(event, self.tokens))
         self.progress_token = None
 
 
