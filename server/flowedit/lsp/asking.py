@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
+from flowedit.lsp.settings.kinds import BY_NAME
 from flowedit.model import wire
 from flowedit.model.errors import ModelError
 
@@ -25,13 +26,10 @@ if TYPE_CHECKING:
     from flowedit.model.lane import Lane
     from flowedit.model.link import ModelLink
 
-SECTION = {"inline": "inline", "rewrite": "rewrite", "next_edit": "next_edit"}
-
-
 def as_sent(create: wire.ResponseCreate, kind: str, settings: Settings, link: ModelLink) -> wire.ResponseCreate:
     """`create` as it goes out: `store` as set, and the feature's reasoning effort unless it is "off" or the
     endpoint refused it."""
-    effort = getattr(settings, SECTION[kind]).reasoning_effort
+    effort = getattr(settings, BY_NAME[kind].sections[0]).reasoning_effort  # (the kind's own section)
     update: dict = {"store": settings.store}
     if effort != "off" and not link.refuses_reasoning:
         update["reasoning"] = {"effort": effort}
