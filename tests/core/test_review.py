@@ -120,3 +120,9 @@ def test_the_prompt_numbers_lines_as_the_document_does():
     prompt = review_prompt("w.py", [f"x{i}" for i in range(12)], [(8, 10)], None)
     assert " 9| x8\n10| x9\n11| x10\n" in prompt and prompt.startswith("File: w.py") and "bugs first" in prompt
     assert review_prompt("w.py", ["a"], [(0, 0)], "  only security ").endswith("Review: only security")
+
+
+def test_a_changes_review_names_its_changed_lines():
+    prompt = review_prompt("w.py", [f"x{i}" for i in range(12)], [(0, 11)], None, changed={2, 3, 4, 8})
+    assert "Changed lines: 3-5, 9." in prompt
+    assert "Changed lines" not in review_prompt("w.py", ["a"], [(0, 0)], None, changed=set())

@@ -67,10 +67,16 @@ def test_imagined_code_and_unreadable_answers_say_so():
     _, quiet = start()
     quiet.feed("Sure! {broken\n")
     quiet.finish()
-    assert quiet.counts.summary() == "no finding in the asked shape (1 unreadable)"
+    assert quiet.counts.summary() == "the answer held no finding in the asked shape (1 unreadable)"
+    _, chatty = start()
+    chatty.feed("The code looks fine to me.")
+    chatty.finish()
+    assert chatty.counts.summary() == "the answer held no finding in the asked shape"
     _, empty = start()
+    empty.feed("\n")
     empty.finish()
     assert empty.counts.summary() == "no problems found"
+    assert chatty.counts.as_dict()["findings"] == 0
 
 
 def test_a_changes_review_keeps_only_findings_on_changed_lines_and_inside_its_spans():

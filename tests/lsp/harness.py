@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TypeVar, Union
@@ -117,6 +118,7 @@ class Editor:
         client = make_test_lsp_client()
         self.client = client
         client.messages = _Inbox(self._news.set)  # pytest-lsp appends each window/showMessage here
+        client.diagnostics = _Diagnostics(self._news.set)  # ... and sets each publishDiagnostics here
         conv = client.protocol._converter
 
         def command_or_action(obj: Any, _: Any) -> Any:
@@ -155,7 +157,8 @@ class Editor:
             workspace=lsp.WorkspaceClientCapabilities(apply_edit=True),
             window=lsp.WindowClientCapabilities(work_done_progress=True),
             text_document=lsp.TextDocumentClientCapabilities(
-                inline_completion=lsp.InlineCompletionClientCapabilities() if self.inline else None),
+                inline_completion=lsp.InlineCompletionClientCapabilities() if self.inline else None,
+                publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(version_support=True)),
             experimental=self.experimental,
         )
         names = {"nvim07": "Neovim", "eglot": "Eglot", "vscode": "Visual Studio Code"}
@@ -347,6 +350,66 @@ class Editor:
         await self.wait_until(lambda: self.applied >= count, f"{count} applied edits", timeout)
 
 
+    # ------------------------------------------------------------------ reviews
+    async def review(self, uri: str | None, scope: str, span: tuple[int, int] | None = None, **extra: Any) -> str:
+        """Start a review (`span`: the selection, offsets in code points); its id."""
+        arg: dict[str, Any] = {"scope": scope, **extra}
+        if uri is not None:
+            arg["uri"] = uri
+        if span is not None:
+            arg["range"] = self.range_of(uri, *span)
+        return (await self.command("flowedit.review", arg))["id"]
+
+    def review_status(self, review_id: str) -> dict[str, Any] | None:
+        """The latest `review` figures of `flowedit/status` for review `review_id`."""
+        for status in reversed(self.statuses):
+            review = status.get("review") or {}
+            if review.get("id") == review_id:
+                return review
+        return None
+
+    async def review_ended(self, review_id: str, timeout: float = 30) -> dict[str, Any]:
+        """Wait for the status that ends review `review_id`; its figures."""
+        def ended() -> dict[str, Any] | None:
+            review = self.review_status(review_id)
+            return review if review and review["state"] != "reviewing" else None
+        return await self.wait_until(ended, f"the end of review {review_id}", timeout)
+
+    def findings(self, uri: str) -> list[lsp.Diagnostic]:
+        """The diagnostics the server shows for `uri` now."""
+        return list(self.client.diagnostics.get(uri, []))
+
+    def lines_of(self, uri: str, diagnostic: lsp.Diagnostic) -> str:
+        """The text of a diagnostic's range in the client's copy."""
+        text = self.text(uri)
+        r = diagnostic.range
+        return text[lsp_offset(text, r.start.line, r.start.character, self.encoding):
+                    lsp_offset(text, r.end.line, r.end.character, self.encoding)]
+
+    async def code_actions(self, uri: str, start: int, end: int,
+                           diagnostics: list[lsp.Diagnostic] | None = None) -> list[lsp.CodeAction]:
+        rng = self.range_of(uri, start, end)
+        result = await self.client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=lsp.Range(start=lsp.Position(**rng["start"]), end=lsp.Position(**rng["end"])),
+            context=lsp.CodeActionContext(diagnostics=diagnostics or [])))
+        return [a for a in result or [] if isinstance(a, lsp.CodeAction)]
+
+    async def run_action(self, action: lsp.CodeAction) -> Any:
+        """Run a code action's command, as an editor does when the user picks it."""
+        assert action.command is not None
+        return await self.command(action.command.command, (action.command.arguments or [{}])[0])
+
+    def save(self, uri: str) -> None:
+        self.client.text_document_did_save(lsp.DidSaveTextDocumentParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri)))
+
+    def close(self, uri: str) -> None:
+        self.client.text_document_did_close(lsp.DidCloseTextDocumentParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri)))
+        self.docs.pop(uri, None)
+
+
 async def rewrite_selection(editor: Any, uri: str, text: str, selection: str, **extra: Any) -> dict[str, Any]:
     """Open `text` as `uri`, rewrite the first `selection` in it and wait for the end; the final figures.
 
@@ -355,6 +418,21 @@ async def rewrite_selection(editor: Any, uri: str, text: str, selection: str, **
     editor.open(uri, text)
     start = text.index(selection)
     return await editor.outcome(await editor.rewrite(uri, start, start + len(selection), **extra))
+
+
+class _Diagnostics(dict):
+    """pytest-lsp's diagnostics by URI, calling `arrived` after each publication; `log` keeps every one
+    with its arrival time (time.monotonic: one clock for every process of the machine)."""
+
+    def __init__(self, arrived: Callable[[], None]) -> None:
+        super().__init__()
+        self._arrived = arrived
+        self.log: list[tuple[float, str, list]] = []
+
+    def __setitem__(self, uri: str, diagnostics: Any) -> None:
+        super().__setitem__(uri, diagnostics)
+        self.log.append((time.monotonic(), uri, list(diagnostics)))
+        self._arrived()
 
 
 class _Inbox(list):

@@ -12,6 +12,7 @@ from flowedit.core.text.document import Change
 from flowedit.lsp.feature import Feature
 from flowedit.lsp.inline.completer import InlineCompleter
 from flowedit.lsp.nextedit.edits import NextEdits
+from flowedit.lsp.review.reviews import Reviews
 from flowedit.lsp.rewrite.driver import Rewrites
 from flowedit.model.fake import FakeTransport, responder
 from tests.lsp.test_features_host import URI, FakeHost
@@ -25,7 +26,7 @@ def host() -> FakeHost:
     return h
 
 
-@pytest.mark.parametrize("cls", [Rewrites, InlineCompleter, NextEdits])
+@pytest.mark.parametrize("cls", [Rewrites, InlineCompleter, NextEdits, Reviews])
 async def test_each_feature_keeps_the_protocol(cls):
     feature = cls(host())
     assert isinstance(feature, Feature)

@@ -32,6 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "code-completion engine) (default: %(default)s)")
     parser.add_argument("--text-file", type=Path, default=None,
                         help="text the scripted engine replays (default: the bundled sample rewrite answer)")
+    parser.add_argument("--review-file", type=Path, default=None,
+                        help="scripted: what reviews are answered, JSON Lines findings (default: the --text-file text)")
     parser.add_argument("--rate", type=float, default=200.0,
                         help="tokens per second, 0 = unlimited (default: %(default)s)")
     parser.add_argument("--first-token-ms", type=float, default=0.0,

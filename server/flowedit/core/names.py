@@ -38,9 +38,13 @@ NEXT_EDIT_ACCEPTED = "flowedit.nextEditAccepted"  # a next edit taken as ghost t
 COMPLETION_ACCEPTED = "flowedit.completionAccepted"  # an inline completion taken (the item's command)
 CHECK_SETUP = "flowedit.checkSetup"
 STATS = "flowedit.stats"  # what a long day left behind (bench/soak.py reads it)
+REVIEW = "flowedit.review"  # review a selection, a file, its uncommitted changes, or every changed file
+APPLY_REVIEW_FIX = "flowedit.applyReviewFix"  # a finding's fix (`id`), or every fix in the document (no `id`)
+DISMISS_FINDING = "flowedit.dismissFinding"  # a finding goes, and stays gone on the same code
 
 COMMANDS = frozenset({REWRITE, INTERRUPT, REDIRECT, CONTINUE, REVERT, ACCEPT_NEXT_EDIT, DISMISS_NEXT_EDIT,
-                      NEXT_EDIT_ACCEPTED, COMPLETION_ACCEPTED, CHECK_SETUP, STATS})
+                      NEXT_EDIT_ACCEPTED, COMPLETION_ACCEPTED, CHECK_SETUP, STATS, REVIEW, APPLY_REVIEW_FIX,
+                      DISMISS_FINDING})
 
 # the VS Code extension's own commands (client-vscode/package.json): VS Code's language client registers
 # every server command as a VS Code command, so a name in both sets stops the client from starting

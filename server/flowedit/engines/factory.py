@@ -47,6 +47,7 @@ class EngineSpec:
     prefill_us_per_token: float = 0.0
     faults: tuple[Fault, ...] = ()
     habits: tuple[str, ...] = ()  # real models' habits (engines/habits.py)
+    review_text: str | None = None  # what a review is answered (None: the text, as any request)
     # local: the embedded engine
     workspace: Path | None = None
     corpus: tuple[Path, ...] = ()
@@ -90,7 +91,8 @@ def build_engine(spec: EngineSpec, progress: Callable[[int, int], None] | None =
     if text is None:
         text = importlib.resources.files("flowedit").joinpath(SAMPLE_TEXT).read_text(encoding="utf-8")
     return ScriptedEngine(text, rate=spec.rate, first_token_ms=spec.first_token_ms, faults=list(spec.faults),
-                          prefill_us_per_token=spec.prefill_us_per_token, habits=spec.habits)
+                          prefill_us_per_token=spec.prefill_us_per_token, habits=spec.habits,
+                          review_text=spec.review_text)
 
 
 def embedded_spec(root: str | None, exclude: list[str], corpus: list[str], budget: int) -> EngineSpec:

@@ -12,9 +12,13 @@ can put the server against it:
     echo       a completion that types the cursor's line again first (`result = ` → "result = w * h")
     reasoning  a reasoning item with summary deltas before the text (the text then at output_index 1)
     bursty     deltas cut anywhere (mid-word, inside a fence, between CR and LF) and sent in bursts
+    renumber   a review's findings name the wrong lines (each off by a few)
+    invent     a review adds a finding that quotes code the file does not have
+    malformed  a review adds lines that are not findings (cut short, not JSON, a field missing)
 
 Rewrites take fences, prose, dedent, enclosing and runaway; completions take fences, prose and echo;
-reasoning and bursty apply to every answer. Next edits are answered as before.
+reviews take renumber, invent, malformed, fences and prose; reasoning and bursty apply to every answer.
+Next edits are answered as before.
 """
 
 from __future__ import annotations
@@ -25,9 +29,17 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-HABITS = ("fences", "prose", "dedent", "enclosing", "runaway", "echo", "reasoning", "bursty")
+HABITS = ("fences", "prose", "dedent", "enclosing", "runaway", "echo", "reasoning", "bursty", "renumber", "invent",
+          "malformed")
 _REWRITE = ("runaway", "enclosing", "dedent", "fences", "prose")  # in the order they wrap the answer
 _COMPLETE = ("echo", "fences", "prose")
+_REVIEW = ("renumber", "invent", "malformed", "fences", "prose")
+INVENTED = ('{"start_line": 2, "end_line": 2, "existing_code": "    result = compute_everything(data)  # not in the '
+            'file", "improved_code": null, "message": "This call is never awaited.", "severity": "error", '
+            '"label": "bug"}')
+MALFORMED = ('{"start_line": 3, "end_line": 3, "existing_code": "x = 1", "message": "cut short\n'
+             '{"start_line": "three", "message": "a line number that is no number", "existing_code": "x"}\n'
+             "{not json at all}\n")
 REASONING = ("Thinking about the request: the selection is a method; keep its behaviour, make it shorter. "
              "Checking the names it uses and the lines around it before writing.")
 
@@ -67,6 +79,25 @@ def with_habits(text: str, habits: Iterable[str], ext: dict[str, Any], prompt: s
     elif task == "complete":
         for habit in (h for h in _COMPLETE if h in habits):
             text = _complete_habit(habit, text, eol, ext)
+    elif task == "review":
+        for habit in (h for h in _REVIEW if h in habits):
+            text = _review_habit(habit, text, eol)
+    return text
+
+
+def _review_habit(habit: str, text: str, eol: str) -> str:
+    if habit == "renumber":  # a model that counts lines its own way: every line number off by three
+        return re.sub(r'("(?:start|end)_line":\s*)(\d+)', lambda m: f"{m.group(1)}{int(m.group(2)) + 3}", text)
+    if habit == "invent":
+        return _ended(text, eol) + INVENTED + eol
+    if habit == "malformed":
+        lines = _ended(text, eol).splitlines(keepends=True)
+        return "".join(lines[:1]) + MALFORMED.replace("\n", eol) + "".join(lines[1:])
+    if habit == "fences":
+        return "```json" + eol + _ended(text, eol) + "```" + eol
+    if habit == "prose":
+        return ("I reviewed the code. Here are the findings:" + eol + eol + _ended(text, eol) + eol
+                + "Let me know if you want me to explain any of them." + eol)
     return text
 
 

@@ -8,6 +8,9 @@ takes that prefill and answers nothing (`warm`). It can misbehave on purpose (`F
 lane with an `error` event, or stall forever, after N tokens; and it can answer with real models' habits
 (`habits`, engines/habits.py: fences, prose, dedent, repeated surroundings, runaway, reasoning first, …).
 
+A review (flowedit.task "review") is answered with `review_text` when one is given (JSON Lines findings,
+engines/habits.py shapes them as a model with the review habits would), else like any request.
+
 A next-edit request (flowedit.task "next_edit") is answered like the embedded engine does (the last edit
 made again where its pattern recurs), paced the same way, or with `next_edit_text` when one is given; it
 takes no turn of the scripted answers and fires no fault.
@@ -100,6 +103,7 @@ class ScriptedEngine:
         *,
         prefill_us_per_token: float = 0.0,
         next_edit_text: str | None = None,
+        review_text: str | None = None,
         habits: Sequence[str] = (),
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
@@ -116,6 +120,7 @@ class ScriptedEngine:
         self.prefill_us_per_token = float(prefill_us_per_token)
         self.faults = tuple(faults)
         self.next_edit_text = next_edit_text
+        self.review_text = review_text  # what a review is answered (a test may change it between reviews)
         self.habits = parse_habits(habits)
         self._clock = clock
         self._sleep = sleep
@@ -155,6 +160,8 @@ class ScriptedEngine:
             async for token in self._paced(tokenize(text), request, None):
                 yield token
             return
+        elif (request.flowedit or {}).get("task") == "review" and self.review_text is not None:
+            text = self.review_text
         else:
             text = self._answers[self._served % len(self._answers)]
             self._served += 1

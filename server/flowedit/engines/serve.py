@@ -31,6 +31,7 @@ def engine_spec(args: argparse.Namespace) -> EngineSpec:
                       rate=args.rate, first_token_ms=args.first_token_ms,
                       prefill_us_per_token=args.prefill_us_per_token, faults=tuple(args.fault),
                       habits=parse_habits([h for group in args.habit for h in group]),
+                      review_text=args.review_file.read_text(encoding="utf-8") if args.review_file else None,
                       workspace=args.workspace, corpus=tuple(args.corpus), max_tokens=args.max_tokens,
                       index_budget_tokens=args.index_budget, upstream=args.upstream, model=args.model,
                       upstream_key_env=args.upstream_key_env, fim=args.upstream_fim,

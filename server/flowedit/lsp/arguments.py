@@ -44,6 +44,31 @@ class InterruptArgs(BaseModel):
     uri: str | None = None
 
 
+class ReviewArgs(BaseModel):
+    """Arguments of `flowedit.review`: no `uri`, every changed file of the workspace; `scope` by default
+    the selection when there is a range, else the file (the workspace: its changes)."""
+
+    model_config = ConfigDict(extra="ignore")
+    uri: str | None = None
+    range: _Range | None = None
+    scope: Literal["selection", "file", "changes"] | None = None
+    instruction: str | None = None
+
+    def chosen_scope(self) -> str:
+        if self.scope is not None:
+            return self.scope
+        return "changes" if self.uri is None else "selection" if self.range is not None else "file"
+
+
+class FindingArgs(BaseModel):
+    """Arguments of `flowedit.applyReviewFix` (no `id`: every fix of the document) and
+    `flowedit.dismissFinding`."""
+
+    model_config = ConfigDict(extra="ignore")
+    uri: str
+    id: int | None = None
+
+
 class RedirectArgs(BaseModel):
     """Arguments of `flowedit.redirect`."""
 

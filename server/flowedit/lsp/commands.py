@@ -21,6 +21,7 @@ def register(server: Any) -> None:
     _register_rewrite_start_stop(server)
     _register_rewrite_follow_ups(server)
     _register_next_edits(server)
+    _register_reviews(server)
     _register_setup_check(server)
 
 
@@ -48,9 +49,10 @@ def _register_rewrite_start_stop(server: Any) -> None:
 
         a: InterruptArgs = parse(InterruptArgs, args)
         runs = ls.rewrites.matching(a.id, a.uri)
-        if a.id is not None and not runs:
-            raise JsonRpcInvalidParams(f"no rewrite with id {a.id!r}")
-        return [await ls.rewrites.interrupt(r) for r in runs]
+        reviews = ls.reviews.matching(a.id, a.uri)  # (a review stops too; what it showed stays)
+        if a.id is not None and not runs and not reviews:
+            raise JsonRpcInvalidParams(f"no rewrite or review with id {a.id!r}")
+        return [await ls.rewrites.interrupt(r) for r in runs] + [await ls.reviews.interrupt(j) for j in reviews]
 
 
 def _register_rewrite_follow_ups(server: Any) -> None:
@@ -137,6 +139,44 @@ def _register_next_edits(server: Any) -> None:
             # the user looks at this place (a document that got focus, a jump): once the cursor rests, warm
             # the model with the context there (at most once until the user types: lsp/inline/warming.py)
             ls.completer.warming.rests_at(p.uri, offset)
+
+
+def _register_reviews(server: Any) -> None:
+    """Start a review; apply a finding's fix (or every fix of a document); dismiss a finding."""
+
+    @server.command(names.REVIEW)
+    async def review(ls, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.arguments import ReviewArgs, parse
+        from flowedit.lsp.review.targets import ReviewRefused
+
+        a: ReviewArgs = parse(ReviewArgs, args)
+        try:
+            job = ls.reviews.request(a.uri, a.range.lsp() if a.range else None, a.chosen_scope(), a.instruction)
+        except ReviewRefused as exc:
+            ls.show_warning(f"FlowEdit: {exc}")
+            raise JsonRpcInvalidParams(str(exc), data={"shown": True}) from None
+        job.told.clear()  # (its progress waits for this answer to be out)
+        ls.after_answer(job.told.set, ls.habits.answer_gap_s)
+        return {"id": job.id, "scope": job.scope}
+
+    @server.command(names.APPLY_REVIEW_FIX)
+    async def apply_review_fix(ls, *args: Any) -> dict[str, Any]:
+        from flowedit.lsp.arguments import FindingArgs, parse
+
+        a: FindingArgs = parse(FindingArgs, args)
+        result = await ls.reviews.apply_fix(a.uri, a.id)
+        if not result["applied"]:
+            ls.show_warning(f"FlowEdit: {result['reason']}")
+        return result
+
+    @server.command(names.DISMISS_FINDING)
+    def dismiss_finding(ls, *args: Any) -> dict[str, bool]:
+        from flowedit.lsp.arguments import FindingArgs, parse
+
+        a: FindingArgs = parse(FindingArgs, args)
+        if a.id is None:
+            raise JsonRpcInvalidParams("id: the finding to dismiss")
+        return {"dismissed": ls.reviews.dismiss(a.uri, a.id)}
 
 
 def _register_setup_check(server: Any) -> None:

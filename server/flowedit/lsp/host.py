@@ -68,6 +68,16 @@ class Host(Protocol):
     def show_warning(self, message: str) -> None:
         """Tell the user (`window/showMessage`, warning) and log it."""
 
+    def show_info(self, message: str) -> None:
+        """Tell the user something to know (`window/showMessage`, info) and log it."""
+
+    @property
+    def root_path(self) -> str | None:
+        """The workspace's folder, if the editor named one."""
+
+    def publish_diagnostics(self, params: lsp.PublishDiagnosticsParams) -> None:
+        """`textDocument/publishDiagnostics` (a review's findings)."""
+
     def notify(self, method: str, params: Any) -> None:
         """Send the client a notification of flowedit's own (`flowedit/nextEdit`)."""
 

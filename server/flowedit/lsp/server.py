@@ -26,6 +26,7 @@ from flowedit.lsp.inline import answers
 from flowedit.lsp.nextedit import copilot
 from flowedit.lsp.peer import client_name, own_columns
 from flowedit.lsp.protocol import FloweditProtocol
+from flowedit.lsp.review.editor import REVIEW_KIND
 from flowedit.lsp.withhold import Withholding
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from flowedit.lsp.inline.completer import InlineCompleter
     from flowedit.lsp.modellinks import Links
     from flowedit.lsp.nextedit.edits import NextEdits
+    from flowedit.lsp.review.reviews import Reviews
     from flowedit.lsp.rewrite.driver import Rewrites
     from flowedit.lsp.settings.model import Settings
     from flowedit.lsp.settings.trust import SettingsGuard
@@ -55,6 +57,7 @@ class FloweditServer(LanguageServer):
         self._rewrites: Rewrites | None = None
         self._completer: InlineCompleter | None = None
         self._next_edits: NextEdits | None = None
+        self._reviews: Reviews | None = None
         self._links: Links | None = None
         self.user_settings: dict[str, Any] = {}  # what the editor set, merged update by update
         self.link_state = "idle"
@@ -135,10 +138,18 @@ class FloweditServer(LanguageServer):
         return self._next_edits
 
     @property
+    def reviews(self) -> Reviews:
+        if self._reviews is None:
+            from flowedit.lsp.review.reviews import Reviews
+
+            self._reviews = Reviews(self)
+        return self._reviews
+
+    @property
     def features(self) -> list[Feature]:
         """Every feature, in the order document events reach them (a rewrite's run sees a change before
         next edits ask whether one is streaming)."""
-        return [self.rewrites, self.completer, self.next_edits]
+        return [self.rewrites, self.completer, self.next_edits, self.reviews]
 
     def rewriting(self, uri: str) -> bool:
         return self._rewrites is not None and self._rewrites.busy(uri)
@@ -260,6 +271,17 @@ class FloweditServer(LanguageServer):
         log.warning("%s", message)
         self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
 
+    def show_info(self, message: str) -> None:
+        log.info("%s", message)
+        self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=message))
+
+    @property
+    def root_path(self) -> str | None:
+        return self.workspace.root_path
+
+    def publish_diagnostics(self, params: lsp.PublishDiagnosticsParams) -> None:
+        self.text_document_publish_diagnostics(params)
+
     def send_status(self, request: dict[str, Any] | None = None, completion: dict[str, int] | None = None,
                     next_edit: dict[str, Any] | None = None) -> None:
         """`flowedit/status`: connection state, model, the figures of the last request (a completion or a
@@ -374,6 +396,10 @@ def _register_document_sync(server: FloweditServer) -> None:
         for feature in ls.features:
             feature.changed(doc, at)
 
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
+    def did_save(ls: FloweditServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        ls.reviews.on_save.saved(params.text_document.uri)
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: FloweditServer, params: lsp.DidCloseTextDocumentParams) -> None:
         for feature in ls.features:
@@ -387,14 +413,17 @@ def _register_code_actions(server: FloweditServer) -> None:
     """Code actions: rewrite the selection (with each preset), the rewrite's controls, the next edit."""
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
-                    lsp.CodeActionOptions(code_action_kinds=[REWRITE_KIND], resolve_provider=False))
+                    lsp.CodeActionOptions(code_action_kinds=[REWRITE_KIND, lsp.CodeActionKind.QuickFix, REVIEW_KIND],
+                                          resolve_provider=False))
     def code_action(ls: FloweditServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
         uri, r = params.text_document.uri, params.range
         if uri not in ls.docs or ls.withheld(uri):
             return None
+        selection = ls.protocol._converter.unstructure(r) if r.start != r.end else None
         return [lsp.CodeAction(title=title, kind=REWRITE_KIND,
                                command=lsp.Command(title=title, command=command, arguments=[argument]))
-                for title, command, argument in _code_action_choices(ls, uri, r)] or None
+                for title, command, argument in _code_action_choices(ls, uri, r)] + ls.reviews.code_actions(
+            uri, r, params.context, selection) or None
 
 
 def _code_action_choices(ls: FloweditServer, uri: str, r: lsp.Range) -> list[tuple[str, str, dict[str, Any]]]:

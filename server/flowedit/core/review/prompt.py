@@ -21,11 +21,27 @@ def numbered(lines: list[str], first: int, last: int) -> str:
     return "".join(f"{i + 1:>{width}}| {lines[i]}\n" for i in range(first, last + 1))
 
 
-def review_prompt(path: str, lines: list[str], spans: list[tuple[int, int]], instruction: str | None) -> str:
+def line_ranges(lines: set[int]) -> str:
+    """0-based lines as a person reads them, numbered from 1: `3-5, 9`."""
+    out: list[list[int]] = []
+    for n in sorted(lines):
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return ", ".join(f"{a + 1}-{b + 1}" if a != b else f"{a + 1}" for a, b in out)
+
+
+def review_prompt(path: str, lines: list[str], spans: list[tuple[int, int]], instruction: str | None,
+                  changed: set[int] | None = None) -> str:
     """The review's input: the file's path, each span of it to review (0-based, inclusive) numbered as the
-    document numbers it, and what to look for."""
+    document numbers it, which lines changed (a review of changes: only those are reviewed), and what to
+    look for."""
     parts = [f"File: {path}"]
     for first, last in spans:
         parts.append(f"Lines {first + 1}-{last + 1}:\n" + numbered(lines, first, last))
+    if changed:
+        parts.append(f"Changed lines: {line_ranges(changed)}. Report only findings that touch a changed line; "
+                     "the other lines are context.")
     parts.append("Review: " + (instruction.strip() if instruction and instruction.strip() else DEFAULT_FOCUS))
     return "\n".join(parts)

@@ -49,17 +49,26 @@ class Counts:
     outside: int = 0  # anchored outside the reviewed spans or changed lines
     edited: int = 0  # its lines were edited while the model wrote
     dismissed: int = 0  # dismissed before: not shown again
+    answered: bool = False  # the model wrote something (an empty answer is how it says "nothing to report")
 
     def summary(self) -> str:
-        """How the review ended, in a person's words."""
+        """How the review ended, in a person's words: an answer that held no finding in the asked shape
+        never reads as "no problems"."""
         if self.shown:
             return f"{self.shown} finding{'s' if self.shown != 1 else ''}"
         dropped = self.unanchored + self.outside + self.edited + self.dismissed
-        if self.malformed and not dropped:
-            return f"no finding in the asked shape ({self.malformed} unreadable)"
         if dropped:
             return f"no finding on this code ({dropped} set aside)"
+        if self.malformed:
+            return f"the answer held no finding in the asked shape ({self.malformed} unreadable)"
+        if self.answered:
+            return "the answer held no finding in the asked shape"
         return "no problems found"
+
+    def as_dict(self) -> dict[str, int]:
+        """The counts by name (a review's figures)."""
+        return {"findings": self.shown, "malformed": self.malformed, "unanchored": self.unanchored,
+                "outside": self.outside, "edited": self.edited, "dismissed": self.dismissed}
 
 
 class ReviewSession:
@@ -94,6 +103,7 @@ class ReviewSession:
     # ------------------------------------------------------------------ the model
     def feed(self, delta: str) -> list[Shown]:
         """The findings completed by `delta`, anchored in today's document."""
+        self.counts.answered = self.counts.answered or (not delta.isspace() and delta != "")
         return self._place(self.reader.feed(delta))
 
     def finish(self) -> list[Shown]:

@@ -21,7 +21,7 @@ REPORT_S = 0.1  # live figures while a rewrite streams: at most ten a second
 HOLD_TOKENS = 64  # the lane is held while at most this many tokens came with each batch (~3,800 tok/s)
 
 
-def _set_event() -> asyncio.Event:
+def set_event() -> asyncio.Event:
     event = asyncio.Event()
     event.set()
     return event
@@ -62,7 +62,7 @@ class RewriteRun:
     tasks: set = field(default_factory=set)
     # set once the editor has the answer to the command that started the run: nothing of the run is asked
     # of the editor before (lsp-mode 8, waiting for that answer, answers no request that comes first)
-    told: asyncio.Event = field(default_factory=_set_event)
+    told: asyncio.Event = field(default_factory=set_event)
     reported_at: float = float("-inf")  # the live figures' last report (`report_progress`)
 
     def figures(self) -> dict[str, Any]:

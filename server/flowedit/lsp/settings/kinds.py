@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 # the same names as FEATURE_KINDS, for type checkers (tests/lsp/test_kinds.py keeps the two equal)
-Kind = Literal["inline", "rewrite", "next_edit"]
+Kind = Literal["inline", "rewrite", "next_edit", "review"]
 
 
 @dataclass(frozen=True)
@@ -32,5 +32,6 @@ FEATURE_KINDS: tuple[FeatureKind, ...] = (
     FeatureKind("inline", ("inline",)),
     FeatureKind("rewrite", ("rewrite",)),
     FeatureKind("next_edit", ("next_edit", "inline")),  # both want a fast model: the inline one by default
+    FeatureKind("review", ("review",)),
 )
 BY_NAME: dict[str, FeatureKind] = {kind.name: kind for kind in FEATURE_KINDS}

@@ -95,6 +95,20 @@ class NextEditSettings(BaseModel):
     reasoning_effort: Effort = "minimal"
 
 
+class ReviewSettings(BaseModel):
+    """Reviews: findings as diagnostics, streamed as the model writes them."""
+
+    model_config = ConfigDict(extra="ignore")
+    model: str | None = None  # default: the top-level `model` (e.g. a strong model for reviews)
+    endpoint: str | None = None  # default: the top-level `endpoint`
+    reasoning_effort: Effort = "low"
+    max_output_tokens: int = Field(default=8192, ge=1, le=1_000_000)
+    instruction: str | None = None  # what to look for (default: bugs, security, then performance and readability)
+    # review the lines changed since the last review when a document is saved (off: reviews are asked for)
+    on_save: bool = False
+    on_save_debounce_ms: float = Field(default=500, ge=0, le=60_000, allow_inf_nan=False)
+
+
 class EmbeddedSettings(BaseModel):
     """The embedded engine, used when no endpoint is configured."""
 
@@ -123,6 +137,7 @@ class Settings(BaseModel):
     inline: InlineSettings = Field(default_factory=InlineSettings)
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
     next_edit: NextEditSettings = Field(default_factory=NextEditSettings)
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
     # a response that sends nothing this long is stopped with a message (pings and keep-alives do not count)
     model_timeout_s: float = Field(default=30, gt=0, le=600, allow_inf_nan=False)
     # a socket older than this takes no new requests: a fresh one does, the old one finishes its streams
