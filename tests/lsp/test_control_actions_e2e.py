@@ -22,12 +22,14 @@ PRESETS = [{"title": "Shout", "instruction": "UPPERCASE"}]
 
 
 async def actions(ed: Editor, at: int, end: int | None = None) -> list[lsp.CodeAction]:
-    """The code actions at offset `at` (an empty range: the cursor), or for `at`..`end`."""
+    """The code actions at offset `at` (an empty range: the cursor), or for `at`..`end`; the review actions,
+    offered everywhere (tests/lsp/test_review_e2e.py), left out."""
     span = ed.range_of(URI, at, at if end is None else end)
     here = lsp.Range(start=lsp.Position(**span["start"]), end=lsp.Position(**span["end"]))
-    return await ed.client.text_document_code_action_async(lsp.CodeActionParams(
+    offered = await ed.client.text_document_code_action_async(lsp.CodeActionParams(
         text_document=lsp.TextDocumentIdentifier(uri=URI), range=here,
         context=lsp.CodeActionContext(diagnostics=[]))) or []
+    return [a for a in offered if not str(getattr(a, "kind", "")).startswith("source.flowedit.review")]
 
 
 async def run(ed: Editor, action: lsp.CodeAction) -> Any:

@@ -263,8 +263,11 @@ async def test_code_actions_and_malformed_commands(editor, tmp_path):
             await editor.command("flowedit.rewrite", {"uri": "file:///nope.py", "range": editor.range_of(URI, 0, 1)})
         with pytest.raises(Exception, match="no rewrite"):
             await editor.command("flowedit.redirect", {"id": "rw-999", "instruction": "x"})
+    reviews = [a.title for a in actions if a.kind == "source.flowedit.review"]
+    actions = [a for a in actions if a.kind != "source.flowedit.review"]
     titles = [a.title for a in actions]
     assert titles == ["Rewrite selection…", "Shout"]
+    assert reviews == ["Review selection", "Review file", "Review uncommitted changes"]
     # a refusal the user was shown says so in its reply, and clients add no second toast
     assert refused.value.data == {"shown": True}
     assert sum("select the code" in m.message for m in editor.client.messages) == 1
