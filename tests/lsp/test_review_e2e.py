@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from lsprotocol import types as lsp
 
 from flowedit.engines.gateway import Gateway
@@ -103,6 +104,137 @@ async def test_findings_stream_as_diagnostics_and_their_fixes_and_dismissals_hol
         # closing the document drops them
         ed.close(URI)
         await ed.wait_until(lambda: ed.findings(URI) == [], "no findings after close")
+    finally:
+        await ed.stop()
+        await gateway.__aexit__()
+
+
+async def test_a_models_habits_never_put_a_squiggle_off_its_quote():
+    habits = ["fences", "prose", "renumber", "invent", "malformed", "bursty", "reasoning"]
+    engine = ScriptedEngine("", rate=2000, review_text=ANSWER, habits=habits)
+    gateway, ed = await start(engine)
+    try:
+        ed.open(URI, TEXT)
+        end = await ed.review_ended(await ed.review(URI, "file"))
+        assert (end["findings"], end["unanchored"], end["malformed"]) == (3, 1, 3), end
+        assert sorted(ed.lines_of(URI, d) for d in ed.findings(URI)) == sorted(
+            ["    for i in range(len(xs)):\n        total += xs[i]", "    if len(xs) = 0:", "    return total / len(xs)"])
+        # an answer with no finding in the asked shape says so, never "no problems"
+        engine.review_text, engine.habits = "The code looks correct to me.", ()
+        end = await ed.review_ended(await ed.review(URI, "selection", (0, TEXT.index("def is_empty"))))
+        assert end["message"] == "the answer held no finding in the asked shape", end
+        assert len(ed.findings(URI)) == 3  # (a selection review replaces only the selection's findings)
+        # apply all: both fixes in one edit (one undo step), each re-indented to its lines
+        applied = ed.applied
+        offered = await ed.code_actions(URI, 0, 0, ed.findings(URI)[:1])
+        every = next(a for a in offered if a.title == "Apply all review fixes in this file")
+        assert (await ed.run_action(every)) == {"applied": True, "fixes": 2}
+        await ed.wait_until(lambda: "for x in xs" in ed.text(URI) and "== 0" in ed.text(URI), "both fixes")
+        assert ed.text(URI) == TEXT.replace("    for i in range(len(xs)):\n        total += xs[i]",
+                                            "    for x in xs:\n        total += x").replace("= 0:", "== 0:")
+        assert ed.applied == applied + 2 and len(ed.edit_log) == 2
+        await ed.wait_until(lambda: [d.message for d in ed.findings(URI)] == ["Divides by zero on an empty list."],
+                            "the fixed findings gone")
+    finally:
+        await ed.stop()
+        await gateway.__aexit__()
+
+
+async def test_a_new_review_replaces_the_running_one_and_interrupt_keeps_what_is_shown():
+    slow = ANSWER + finding(1, "def mean(xs):", "Name the parameter for what it holds.", None, "readability") * 8
+    engine = ScriptedEngine("", rate=300, review_text=slow)
+    gateway, ed = await start(engine)
+    try:
+        ed.open(URI, TEXT)
+        first = await ed.review(URI, "file")
+        await ed.wait_until(lambda: ed.findings(URI), "the first review's first finding")
+        second = await ed.review(URI, "file")
+        replaced = await ed.review_ended(first)
+        assert replaced["state"] == "replaced", replaced
+        await ed.wait_until(lambda: (ed.review_status(second) or {}).get("findings", 0) + len(ed.findings(URI)) >= 2
+                            and len(ed.findings(URI)) >= 2, "two findings of the second review")
+        stopped = await ed.command("flowedit.interrupt", {"uri": URI})
+        assert [s["state"] for s in stopped] == ["interrupted"]
+        kept = ed.findings(URI)
+        assert 2 <= len(kept) < 11 and ed.review_status(second)["message"].startswith("Interrupted by the user")
+        assert ed.findings(URI) == kept
+        assert all(not (s.get("review") or {}).get("state") == "reviewing" for s in ed.statuses[-1:])
+    finally:
+        await ed.stop()
+        await gateway.__aexit__()
+
+
+def git(repo, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo, check=True,
+                   capture_output=True)
+
+
+async def test_uncommitted_changes_in_a_repository_open_files_or_not_and_on_save(tmp_path):
+    from pygls.uris import from_fs_path
+
+    from tests.lsp.harness import Recording
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    committed = TEXT.replace("    if len(xs) = 0:\n", "    if not xs:\n")
+    for name in ("a.py", "b.py"):
+        (repo / name).write_text(committed, encoding="utf-8")
+    (repo / ".env").write_text("API_KEY=hunter2\n", encoding="utf-8")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "start")
+    (repo / "b.py").write_text(TEXT, encoding="utf-8")  # changed on disk, never opened
+    (repo / ".env").write_text("API_KEY=hunter3\n", encoding="utf-8")  # changed, and excluded
+    outside = tmp_path / "loose.py"
+    outside.write_text(TEXT, encoding="utf-8")
+    a, b, loose = (from_fs_path(str(p)) for p in (repo / "a.py", repo / "b.py", outside))
+    engine = Recording("", rate=2000, review_text=ANSWER)
+    gateway = Gateway(engine)
+    await gateway.__aenter__()
+    ed = Editor()
+    await ed.start({"endpoint": gateway.url, "model": "scripted",
+                    "review": {"on_save": True, "on_save_debounce_ms": 20}, "next_edit": {"enabled": False},
+                    "inline": {"enabled": False}}, root_uri=from_fs_path(str(repo)))
+
+    def asked() -> list:
+        return [r for r in engine.requests if (r.flowedit or {}).get("task") == "review"]
+
+    try:
+        ed.open(a, committed)
+        at = committed.index("    if not xs:")
+        ed.type(a, at, at + len("    if not xs:"), "    if len(xs) = 0:")  # unsaved: uncommitted all the same
+        end = await ed.review_ended(await ed.review(a, "changes"))
+        # only the finding on the changed line: the others are on lines the change did not touch
+        assert (end["findings"], end["outside"]) == (1, 2), end
+        assert [ed.lines_of(a, d) for d in ed.findings(a)] == ["    if len(xs) = 0:"]
+        assert "Changed lines: 9." in asked()[-1].input
+        # outside a repository: said so, and the whole file reviewed
+        ed.open(loose, TEXT)
+        end = await ed.review_ended(await ed.review(loose, "changes"))
+        assert end["findings"] == 3 and any("not in a git repository" in m.message for m in ed.client.messages)
+        # the workspace's changes: b.py's findings published though it is not open; .env never sent
+        before = len(asked())
+        end = await ed.review_ended(await ed.review(None, "changes"))
+        assert end["files"] == 2 and end["findings"] == 2, end
+        assert [d.message for d in ed.findings(b)] == ["Assignment where a comparison is meant."]
+        assert all("hunter" not in r.input for r in engine.requests)
+        assert sorted(r.flowedit["path"].rsplit("/", 1)[-1] for r in asked()[before:]) == ["a.py", "b.py"]
+        # on save: the lines changed since the last review (since the file was opened, at first)
+        before = len(asked())
+        ed.type(a, 0, 0, "import os\n")
+        ed.save(a)
+        saved = await ed.wait_until(lambda: next((s["review"] for s in ed.statuses if (s.get("review") or {}).get(
+            "scope") == "save" and s["review"]["state"] != "reviewing"), None), "the review on save")
+        assert saved["state"] == "finished" and len(asked()) == before + 1
+        assert "Changed lines: 1, 10." in asked()[-1].input
+        # an excluded file is never sent
+        env = from_fs_path(str(repo / ".env"))
+        ed.open(env, "API_KEY=hunter3\n")
+        with pytest.raises(Exception, match="never sent"):
+            await ed.review(env, "file")
+        assert all("hunter" not in r.input for r in engine.requests)
     finally:
         await ed.stop()
         await gateway.__aexit__()

@@ -115,4 +115,3 @@ class ReviewJob:
         self.done.set()
         for callback in self.done_callbacks:
             callback()
-        host.send_status()

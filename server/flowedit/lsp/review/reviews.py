@@ -53,6 +53,7 @@ class Reviews:
         self.dismissed: dict[str, set[tuple[str, str]]] = {}  # what the user dismissed, by document
         self.jobs: dict[tuple[str, str], ReviewJob] = {}  # the running or last job of each scope
         self.latest: ReviewJob | None = None
+        self._told: ReviewJob | None = None  # the job whose end the status being sent tells
         self.counters = {"reviews": 0, "findings": 0, "unanchored": 0, "malformed": 0, "fixes_applied": 0,
                          "dismissed": 0, "withdrawn": 0}
         self.on_save = OnSave(self)
@@ -163,6 +164,9 @@ class Reviews:
                 "closed" if "closed" in job.stopping else "interrupted")
             message = f"{job.stopping.capitalize()}: {job.counts.summary()}"
         job.end(self.host, outcome, message)
+        self._told, told = job, self._told
+        self.host.send_status()  # (its end, even when a newer review is the latest)
+        self._told = told
         log.info("review %s ended: %s (%s)", job.id, outcome, message)
 
     async def _targets(self, job: ReviewJob) -> list[Target]:
@@ -373,7 +377,8 @@ class Reviews:
         pass  # (findings are about the code the user has; nothing learned is reused)
 
     def status(self) -> dict[str, Any]:
-        return {"review": self.latest.figures()} if self.latest is not None else {}
+        job = self._told or self.latest
+        return {"review": job.figures()} if job is not None else {}
 
     def stats(self) -> dict[str, Any]:
         return {"reviews": len(self.jobs), "review_boards": len(self.boards),

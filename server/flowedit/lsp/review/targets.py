@@ -74,14 +74,16 @@ def _changes(doc: Document, head: str) -> Target | None:
 
 async def workspace_targets(root: str | None, open_docs: Mapping[str, Document],
                             globs: Sequence[str]) -> tuple[list[Target], list[str]]:
-    """Every changed file of the repository `root` is in, open or read from disk; and what was left out
-    (excluded files, files too large or not text), in words."""
+    """Every changed file of the repository `root` is in, read from disk, and every open one whose text
+    (unsaved typing too) differs from `HEAD`; and what was left out (excluded files, files too large or
+    not text), in words."""
     repo = await git.repository_of(root) if root else None
     if repo is None:
         raise ReviewRefused("the workspace is not in a git repository: there are no uncommitted changes to review")
     by_path = {git.real_path(uri_path(uri)): doc for uri, doc in open_docs.items()}
     targets, left_out = [], []
-    for path in await git.changed_files(repo):
+    inside = [p for p in by_path if p.startswith(repo + os.sep)]
+    for path in sorted(set(await git.changed_files(repo)) | set(inside)):
         doc = by_path.get(git.real_path(path)) or _read(path)
         name = path[len(repo) + 1:] if path.startswith(repo + "/") else path
         if doc is None:
