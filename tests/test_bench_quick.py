@@ -26,6 +26,8 @@ FIGURES = {
     "responsive": ["index building", "index built", "probes", "ghost text", "slowest probe"],
     "rewrite": ["ttft ms", "tok→edit ms", "total ms", "tail ms", "after bare ms", "gap max ms", "edits/s",
                 "achieved tok/s", "lsp µs/tok", "serve µs/tok", "stand-in", "pygls", "plot written to"],
+    "review": ["finding→diagnostic p50 ms", "max ms", "first finding ms", "whole answer ms", "lsp µs/tok",
+               "goal: each finding's diagnostic within a frame"],
     "soak": ["start", "end", "RSS", "socket drops"],
     "startup": ["bare pygls", "flowedit lsp − bare pygls"],
     "transport": ["ttft ms", "overhead ms", "http per request", "http keep-alive",

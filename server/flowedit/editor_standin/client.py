@@ -67,6 +67,9 @@ class EditorClient(InlineCompletions):
         self.progress: list[str] = []  # $/progress messages
         self.statuses: list[dict[str, Any]] = []  # flowedit/status notifications, as plain data
         self.next_edits: list[dict[str, Any]] = []  # every flowedit/nextEdit, with `at` (time.perf_counter())
+        self.diagnostics: dict[str, list[dict[str, Any]]] = {}  # what each document shows (a review's findings)
+        # every publication: (time.monotonic(), uri, its diagnostics) — one clock for the machine's processes
+        self.diagnostics_log: list[tuple[float, str, list[dict[str, Any]]]] = []
         self._news = asyncio.Event()
         self.questions: list[str] = []  # window/showMessageRequest texts, answered by `answer`
         self.answer: Callable[[str, list[str]], str | None] = lambda message, actions: None  # dismissed
@@ -262,6 +265,13 @@ class EditorClient(InlineCompletions):
         @client.feature(names.NEXT_EDIT)
         def next_edit(params: Any) -> None:
             self.next_edits.append({**plain(params), "at": time.perf_counter()})
+            self._news.set()
+
+        @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def diagnostics(params: lsp.PublishDiagnosticsParams) -> None:
+            shown = [client.protocol._converter.unstructure(d) for d in params.diagnostics]
+            self.diagnostics[params.uri] = shown
+            self.diagnostics_log.append((time.monotonic(), params.uri, shown))
             self._news.set()
 
         @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
