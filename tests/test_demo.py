@@ -46,6 +46,9 @@ def test_demo_shows_embedded_completions_then_a_stand_in_rewrite():
     long = [line for line in out.splitlines() if len(line) > 80]
     assert not long, long  # fits an 80-column terminal without wrapping
     assert "127.0.0.1" not in out and "ws://" not in out  # no internal loopback address
+    # the review: findings shown as they arrive (the invented one never), one quick fix applied
+    assert "[bug] A missing or malformed orders file" in out and "never shown" not in out
+    assert "quick fix applied" in out and "sys.exit(f\"cannot read {path}: {exc}\")" in out
 
     # ghost text from the embedded engine, each with its latency, typed along and accepted
     assert "embedded engine: an infini-gram code model" in out
@@ -214,5 +217,6 @@ def test_the_quick_demo_checks_the_whole_path_and_prints_only_the_summary():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = rows(proc.stdout)
     assert summary["completion check"].startswith("ok: ") and summary["rewrite check"].startswith("ok: ")
+    assert summary["review"].startswith("ok: 2 findings streamed") and "1 quick fix applied" in summary["review"]
     assert summary["stand-in settings"] == "first token after 0 ms, no rate limit (set, not measured)"
     assert f"{FILE} after the rewrite:" not in proc.stdout and "before:" not in proc.stdout  # summary only

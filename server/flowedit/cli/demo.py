@@ -5,10 +5,11 @@ sample project (`samples/project/`) as its workspace folder. The language server
 engine's index from it — an infini-gram code model, not a language model — and answers the ghost text the
 demo asks for while it types a new function into `cafe/reports.py`; each ghost text is accepted with Tab.
 Then one function of that file is rewritten, its edits streamed in through `workspace/applyEdit`; last, a
-parameter is renamed and the next edit (its other use) comes from the embedded engine and is accepted:
+parameter is renamed and the next edit (its other use) comes from the embedded engine and is accepted;
+last, the file is reviewed: each finding a diagnostic as the stand-in writes it, one quick fix applied:
 
     demo ──LSP/stdio──▶ flowedit lsp ──ws + token──▶ embedded engine (completions, next edits, in its process)
-                                     ──ws──────────▶ gateway here: the scripted model stand-in (rewrite),
+                                     ──ws──────────▶ gateway here: the scripted model stand-in (rewrite, review),
                                                      or the real model at --endpoint
 """
 
@@ -31,6 +32,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TextIO
 
+from flowedit.cli.demoreview import REVIEW_ANSWER, review_step
 from flowedit.core import names
 from flowedit.core.words import plural
 from flowedit.editor_standin.client import EditorClient, InlineAnswer, ServerGone
@@ -277,6 +279,7 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             rewritten = await _rewrite(editor, uri, say, style, streaming, new_view)
             counters = editor.counters()
             next_edit = await _next_edit(editor, uri, say, style)
+            reviewed = await review_step(editor, uri, say, style.bold, scripted=not args.endpoint)
         except ServerGone as exc:
             print(f"flowedit demo: the language server failed: {exc}", file=sys.stderr)
             return 1
@@ -287,9 +290,9 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
     typed_ok = bool(typing.ghosts) and not typing.problems
     rewrite_ok = rewritten.figures.get("outcome") == "finished" and ok
     out.write(_summary(typing, counters, index.figures, setup, rewritten.figures, check, rewrite_ok, width,
-                       next_edit))
+                       next_edit, reviewed))
     out.flush()
-    return 0 if typed_ok and rewrite_ok and next_edit[0] else 1
+    return 0 if typed_ok and rewrite_ok and next_edit[0] and reviewed[0] else 1
 
 
 async def _start_model(args: argparse.Namespace, answer: str,
@@ -298,10 +301,10 @@ async def _start_model(args: argparse.Namespace, answer: str,
     and the settings that say so; None if the gateway cannot start (said on stderr)."""
     if args.endpoint:
         setup = Setup(EMBEDDED, f"model endpoint {args.endpoint}", None)
-        settings: dict = {"rewrite": {"endpoint": args.endpoint}}
+        settings: dict = {"rewrite": {"endpoint": args.endpoint}, "review": {"endpoint": args.endpoint}}
     else:
         try:
-            engine = ScriptedEngine(answer, args.rate, args.first_token_ms)
+            engine = ScriptedEngine(answer, args.rate, args.first_token_ms, review_text=REVIEW_ANSWER)
             gateway = await stack.enter_async_context(Gateway(engine))
         except (OSError, ValueError) as exc:
             print(f"flowedit demo: cannot start the gateway: {exc}", file=sys.stderr)
@@ -309,7 +312,8 @@ async def _start_model(args: argparse.Namespace, answer: str,
         rate = f"{args.rate:g} tokens/s" if args.rate else "no rate limit"
         setup = Setup(EMBEDDED, STAND_IN, f"first token after {args.first_token_ms:g} ms, {rate} "
                                           "(set, not measured)")
-        settings = {"rewrite": {"endpoint": gateway.url, "model": "scripted"}}
+        settings = {"rewrite": {"endpoint": gateway.url, "model": "scripted"},
+                    "review": {"endpoint": gateway.url, "model": "scripted"}}
     if args.complete_with_endpoint:
         setup.completer, settings["inline"] = f"model endpoint {args.endpoint}", {"endpoint": args.endpoint}
     return setup, settings
@@ -397,7 +401,8 @@ def _ms(value: float | None) -> str:
 
 
 def _summary(typing: Typing, counters: dict[str, int], index_figures: list[str], setup: Setup,
-             f: dict, check: str, rewrite_ok: bool, width: int = 80, next_edit: tuple[bool, str] | None = None) -> str:
+             f: dict, check: str, rewrite_ok: bool, width: int = 80, next_edit: tuple[bool, str] | None = None,
+             review: tuple[bool, str] | None = None) -> str:
     """What was measured (and what was only set), in rows that fit `width` columns."""
     ghosts, along = typing.ghosts, typing.along
     embedded = setup.completer == EMBEDDED
@@ -439,4 +444,6 @@ def _summary(typing: Typing, counters: dict[str, int], index_figures: list[str],
     ]
     if next_edit is not None:
         rows.append(("next edit", next_edit[1]))
+    if review is not None:
+        rows.append(("review", review[1]))
     return table("\nsummary", rows, width)

@@ -23,7 +23,7 @@ import itertools
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union
 
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
@@ -232,6 +232,17 @@ class EditorClient(InlineCompletions):
         watch.status = None
         return await self.command(names.CONTINUE, {"id": rewrite_id}, timeout)
 
+    async def code_actions(self, uri: str, start: int, end: int, diagnostics: list[dict[str, Any]],
+                           timeout: float = 30) -> list[dict[str, Any]]:
+        """`textDocument/codeAction` for `start..end` with `diagnostics` (as `diagnostics` holds them) in its
+        context; the actions as plain JSON values."""
+        conv = self._client.protocol._converter
+        context = lsp.CodeActionContext(diagnostics=[conv.structure(d, lsp.Diagnostic) for d in diagnostics])
+        result = await self._guard(self._client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), context=context,
+            range=lsp.Range(start=self.position(uri, start), end=self.position(uri, end)))), timeout)
+        return [conv.unstructure(a) for a in result or []]
+
     async def command(self, name: str, arg: dict[str, Any], timeout: float = 30) -> Any:
         """Run `workspace/executeCommand` `name` with one argument; its result as plain JSON values."""
         result = await self._guard(self._client.workspace_execute_command_async(
@@ -251,6 +262,14 @@ class EditorClient(InlineCompletions):
     # ------------------------------------------------------------------ what the server asks
     def _register(self) -> None:
         client = self._client
+        conv = client.protocol._converter
+
+        def command_or_action(obj: Any, _: Any) -> Any:
+            # the stock hook tries Command first and stringifies a CodeAction's nested command
+            kind = lsp.Command if isinstance(obj.get("command"), str) else lsp.CodeAction
+            return conv.structure(obj, kind)
+
+        conv.register_structure_hook(Union[lsp.Command, lsp.CodeAction], command_or_action)  # noqa: UP007
 
         @client.feature(lsp.WORKSPACE_APPLY_EDIT)
         def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
