@@ -65,6 +65,13 @@ async def test_findings_stream_as_diagnostics_and_their_fixes_and_dismissals_hol
         assert [ed.lines_of(URI, d) for d in first] == ["    for i in range(len(xs)):\n        total += xs[i]"]
         end = await ed.review_ended(review)
         assert end["state"] == "finished" and end["findings"] == 3 and end["message"] == "3 findings", end
+        progress = await ed.wait_until(lambda: [getattr(v, "message", None) or getattr(v, "title", None) for v in
+                                                ed.client.progress_reports.get(f"flowedit-{review}", [])
+                                                if getattr(v, "kind", "") == "end"] and
+                                       ed.client.progress_reports[f"flowedit-{review}"], "the review's progress")
+        said = [getattr(v, "message", None) or getattr(v, "title", None) for v in progress]
+        assert said[0] == "FlowEdit: review of the file of stats.py" and said[-1] == "3 findings", said
+        assert "reviewing… 1 finding" in said, said
         shown = ed.findings(URI)
         assert [(d.code, d.source, d.severity) for d in shown] == [
             ("readability", "flowedit", lsp.DiagnosticSeverity.Information),
@@ -221,6 +228,7 @@ async def test_uncommitted_changes_in_a_repository_open_files_or_not_and_on_save
         assert [d.message for d in ed.findings(b)] == ["Assignment where a comparison is meant."]
         assert all("hunter" not in r.input for r in engine.requests)
         assert sorted(r.flowedit["path"].rsplit("/", 1)[-1] for r in asked()[before:]) == ["a.py", "b.py"]
+        assert all(r.store is False and r.reasoning == {"effort": "low"} for r in asked())
         # on save: the lines changed since the last review (since the file was opened, at first)
         before = len(asked())
         ed.type(a, 0, 0, "import os\n")

@@ -44,7 +44,8 @@ def fixable(item: Shown) -> bool:
 
 
 def _wanted(kind: str, only: Sequence[str] | None) -> bool:
-    return not only or any(kind == k or kind.startswith(f"{k}.") for k in map(str, only))
+    asked = [str(getattr(k, "value", k)) for k in only or ()]  # (an enum member's str() is its name)
+    return not asked or any(kind == k or kind.startswith(f"{k}.") for k in asked)
 
 
 def _action(title: str, kind: str, command: str, argument: dict[str, Any],

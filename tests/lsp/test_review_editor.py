@@ -1,0 +1,59 @@
+"""What the editor is offered for a review's findings (lsp/review/editor.py), without a server: the
+diagnostics a document shows, and the code actions for those in a request's context — also from a client
+that does not send a diagnostic's `data` back, and only of the kinds the client asked for."""
+
+from __future__ import annotations
+
+import json
+
+from lsprotocol import types as lsp
+
+from flowedit.core.review.session import Findings, ReviewSession
+from flowedit.core.text.document import Document, Encoding
+from flowedit.lsp.review.editor import REVIEW_KIND, finding_actions, publication, review_actions
+
+TEXT = "def f(xs):\n    if len(xs) = 0:\n        return 1\n    return 2\n"
+FIXED = json.dumps({"start_line": 2, "end_line": 2, "existing_code": "    if len(xs) = 0:",
+                    "improved_code": "if not xs:", "message": "Assignment, not comparison.", "severity": "error",
+                    "label": "bug"})
+NOTE = json.dumps({"start_line": 4, "end_line": 4, "existing_code": "    return 2", "improved_code": None,
+                   "message": "Magic number.", "severity": "hint", "label": "readability"})
+
+
+def shown() -> tuple[Document, Findings]:
+    doc = Document("file:///w/f.py", TEXT, 3)
+    board = Findings()
+    board.add(ReviewSession(doc, "file", [(0, doc.line_count - 1)]).feed(FIXED + "\n" + NOTE + "\n"))
+    return doc, board
+
+
+def test_findings_are_published_in_line_order_with_label_severity_and_version():
+    doc, board = shown()
+    params = publication(doc, board, Encoding.UTF16, versioned=True)
+    assert params.version == 3 and [d.code for d in params.diagnostics] == ["bug", "readability"]
+    first = params.diagnostics[0]
+    assert (first.range.start.line, first.range.start.character, first.range.end.line, first.range.end.character) \
+        == (1, 0, 1, len("    if len(xs) = 0:"))
+    assert first.severity == lsp.DiagnosticSeverity.Error and first.source == "flowedit"
+    assert publication(doc, None, Encoding.UTF16, versioned=False).diagnostics == []
+
+
+def test_quick_fixes_and_dismiss_for_the_contexts_findings_even_without_their_data():
+    doc, board = shown()
+    diagnostics = publication(doc, board, Encoding.UTF16, versioned=False).diagnostics
+    stripped = [lsp.Diagnostic(range=d.range, message=d.message, source=d.source) for d in diagnostics]
+    titles = [a.title for a in finding_actions(doc.uri, board, lsp.CodeActionContext(diagnostics=stripped))]
+    assert titles == ["Apply fix: Assignment, not comparison.", "Dismiss this bug finding",
+                      "Dismiss this readability finding"]  # (one fix in the file: no "apply all")
+    other = lsp.Diagnostic(range=diagnostics[0].range, message="Assignment, not comparison.", source="pyright")
+    assert finding_actions(doc.uri, board, lsp.CodeActionContext(diagnostics=[other])) == []
+    only = lsp.CodeActionContext(diagnostics=stripped, only=[lsp.CodeActionKind.Refactor])
+    assert finding_actions(doc.uri, board, only) == []
+
+
+def test_review_actions_follow_the_selection_and_the_kinds_asked_for():
+    selection = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}
+    titles = [a.title for a in review_actions("file:///w/f.py", selection, running=True, only=None)]
+    assert titles == ["Review selection", "Review file", "Review uncommitted changes", "FlowEdit: Stop the review"]
+    assert review_actions("file:///w/f.py", None, running=False, only=[lsp.CodeActionKind.Source])[0].kind == REVIEW_KIND
+    assert review_actions("file:///w/f.py", None, running=False, only=[lsp.CodeActionKind.QuickFix]) == []
