@@ -49,7 +49,7 @@ async def test_an_endpoint_nothing_listens_on_is_a_problem_with_the_setting_that
     report, messages = await _check({"endpoint": down, "inline": {"endpoint": None}})
     assert not report["ok"]
     [problem] = [f for f in report["findings"] if f["severity"] == "problem"]  # one endpoint: one finding
-    assert problem["sentence"].startswith(f"completions, rewrites, next edits: {down} cannot be reached: ")
+    assert problem["sentence"].startswith(f"completions, rewrites, next edits, reviews: {down} cannot be reached: ")
     assert problem["fix"].startswith("endpoint")
     assert "cannot be reached" in messages[-1]  # one warning, for editors that show nothing else
 
@@ -59,7 +59,7 @@ async def test_a_refused_key_is_named_by_its_variable_never_shown(tmp_path: Path
         report, messages = await _check({"endpoint": gateway.url}, env={"OPENAI_API_KEY": WRONG_KEY})
     [problem] = [f for f in report["findings"] if f["severity"] == "problem"]
     assert not report["ok"] and "refused the request: the key in $OPENAI_API_KEY" in problem["sentence"]
-    assert problem["sentence"].startswith("completions, rewrites, next edits: ") and "$OPENAI_API_KEY" in problem["fix"]
+    assert problem["sentence"].startswith("completions, rewrites, next edits, reviews: ") and "$OPENAI_API_KEY" in problem["fix"]
     assert _probe(report, "inline")["key_env"] == "OPENAI_API_KEY" and _probe(report, "inline")["key_set"]
     assert WRONG_KEY not in json.dumps(report) + " ".join(messages)
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 Severity = Literal["problem", "note"]
 ErrorKind = Literal["unreachable", "key", "unsupported", "other"]
 
-FEATURES = {"inline": "completions", "rewrite": "rewrites", "next_edit": "next edits"}
+FEATURES = {"inline": "completions", "rewrite": "rewrites", "next_edit": "next edits", "review": "reviews"}
 
 
 @dataclass
