@@ -227,10 +227,10 @@ async def model_url(tmp_path: Path) -> AsyncIterator[str]:
         yield url
 
 
-async def started(tap: Tap, inline: bool = False) -> Editor:
+async def started(tap: Tap, inline: bool = False, settings: dict | None = None) -> Editor:
     """An editor talking to the real `flowedit lsp`, bridged to the model through `tap`."""
     ed = Editor(inline=inline)
-    await ed.start({}, env={"FLOWEDIT_ENDPOINT": ""},
+    await ed.start(settings or {}, env={"FLOWEDIT_ENDPOINT": ""},
                    args=("--upstream", tap.url, "--model", "SmolLM2-135M-Instruct"))
     return ed
 
@@ -300,3 +300,32 @@ async def test_a_real_models_completion_shows_no_fence_prose_echo_or_blank(model
 ])
 def test_the_prose_check_flags_sentences_and_fences_not_code(text: str, prose: list[str]) -> None:
     assert prose_lines(text) == prose
+
+
+async def test_a_real_models_review_puts_no_squiggle_off_its_quote_and_edits_nothing(model_url) -> None:
+    from flowedit.core.review.findings import FindingReader
+    from flowedit.core.review.anchor import quote_lines
+
+    original = ABOVE + METHOD + BELOW
+    async with Tap(model_url) as tap:
+        ed = await started(tap, settings={"review": {"max_output_tokens": 400}})  # (it rambles: bound it)
+        try:
+            ed.open(URI, original)
+            review = await ed.review(URI, "file")
+            end = await ed.review_ended(review, timeout=REWRITE_SECONDS)
+            shown = [ed.lines_of(URI, d) for d in ed.findings(URI)]
+            stats = await ed.command("flowedit.stats", {})  # the server is alive and answering
+        finally:
+            await ed.stop()
+    said = quoted(tap, repr(shown))
+    reader = FindingReader()
+    written = [f for _, answer in tap.said() for f in reader.feed(answer)]
+    quotes = {"\n".join(quote_lines(f.existing_code)) for f in written}
+    print(f"\nreal model review: {end['message']}; {len(written)} findings read, {end['findings']} shown, "
+          f"{end['unanchored']} unanchored, {end['malformed']} malformed")
+    assert end["state"] in ("finished", "failed"), (end, said)
+    assert end["message"] and (end["findings"] or "no problems" not in end["message"] or not any(
+        a.strip() for _, a in tap.said())), (end, said)
+    assert ed.text(URI) == original and stats["documents"] == 1
+    for lines in shown:  # every squiggle is under lines the model quoted, exactly (line-end spaces aside)
+        assert "\n".join(line.rstrip() for line in lines.split("\n")) in quotes, (lines, said)

@@ -150,7 +150,7 @@ async def test_a_models_habits_never_put_a_squiggle_off_its_quote():
 async def test_a_new_review_replaces_the_running_one_and_interrupt_keeps_what_is_shown():
     slow = ANSWER + finding(1, "def mean(xs):", "Name the parameter for what it holds.", None, "readability") * 8
     engine = ScriptedEngine("", rate=300, review_text=slow)
-    gateway, ed = await start(engine)
+    gateway, ed = await start(engine, review={"on_save": True, "on_save_debounce_ms": 0})
     try:
         ed.open(URI, TEXT)
         first = await ed.review(URI, "file")
@@ -165,7 +165,20 @@ async def test_a_new_review_replaces_the_running_one_and_interrupt_keeps_what_is
         kept = ed.findings(URI)
         assert 2 <= len(kept) < 11 and ed.review_status(second)["message"].startswith("Interrupted by the user")
         assert ed.findings(URI) == kept
-        assert all(not (s.get("review") or {}).get("state") == "reviewing" for s in ed.statuses[-1:])
+        # review on save: one in flight per document, the next save stops it
+        def saving(state: str) -> list[dict]:
+            return [s["review"] for s in ed.statuses if (s.get("review") or {}).get("scope") == "save"
+                    and s["review"]["state"] == state]
+
+        ed.type(URI, len(TEXT), len(TEXT), "print(is_empty([]))\n")
+        ed.save(URI)
+        first_save = (await ed.wait_until(lambda: saving("reviewing"), "a review on save"))[0]["id"]
+        ed.save(URI)
+        assert (await ed.review_ended(first_save))["state"] == "replaced"
+        second = await ed.wait_until(lambda: [r for r in saving("reviewing") if r["id"] != first_save],
+                                     "the next save's review")
+        await ed.command("flowedit.interrupt", {"uri": URI})
+        assert (await ed.review_ended(second[0]["id"]))["state"] == "interrupted"
     finally:
         await ed.stop()
         await gateway.__aexit__()
