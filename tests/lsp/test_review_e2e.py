@@ -242,6 +242,10 @@ async def test_uncommitted_changes_in_a_repository_open_files_or_not_and_on_save
         assert all("hunter" not in r.input for r in engine.requests)
         assert sorted(r.flowedit["path"].rsplit("/", 1)[-1] for r in asked()[before:]) == ["a.py", "b.py"]
         assert all(r.store is False and r.reasoning == {"effort": "low"} for r in asked())
+        # b.py committed: the next workspace review no longer shows its findings
+        git(repo, "commit", "-qam", "b.py fixed elsewhere")
+        end = await ed.review_ended(await ed.review(None, "changes"))
+        assert end["files"] == 1 and ed.findings(b) == [], end
         # on save: the lines changed since the last review (since the file was opened, at first)
         before = len(asked())
         ed.type(a, 0, 0, "import os\n")

@@ -174,6 +174,9 @@ class Reviews:
             targets, left_out = await workspace_targets(self.host.root_path, self.host.docs, self.host.settings.exclude)
             for line in left_out:
                 log.info("workspace review leaves out %s", line)
+            kept = {t.doc.uri for t in targets}
+            for uri in [u for u in self.unopened if u not in kept]:  # committed or reverted since: gone
+                self.drop(uri)
             if not targets:
                 job.message = "no uncommitted changes to review" + (f" ({len(left_out)} files left out)"
                                                                     if left_out else "")
@@ -372,6 +375,13 @@ class Reviews:
             if doc is not None and board in doc.observers:
                 doc.observers.remove(board)
             self.host.publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def drop(self, uri: str) -> None:
+        """A file that is not open shows no finding any more (its board and its copy go)."""
+        doc, board = self.unopened.pop(uri, None), self.boards.pop(uri, None)
+        if doc is not None and board is not None and board in doc.observers:
+            doc.observers.remove(board)
+        self.host.publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def forget(self) -> None:
         pass  # (findings are about the code the user has; nothing learned is reused)
