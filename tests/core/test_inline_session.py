@@ -159,6 +159,23 @@ def test_a_rest_warms_up_once_per_idle_period_and_never_metered():
     assert session.warm(URI) is None and session.counters.warm_up_hits == 1
 
 
+def test_the_best_place_known_is_the_last_request_else_the_end_of_the_edited_line_else_the_start():
+    """Where a client that never says its cursor likely looks (what a warm-up on open or focus uses)."""
+    session = InlineSession()
+    crlf = "a = 1\r\nresult = \r\nprint(result)\r\n"
+    doc = Document(URI, crlf)
+    assert session.best_place(URI, doc) == 0  # nothing known: the file's start
+    session.key(URI, crlf.index("result") + 2)  # an edit: the end of its line, before the CR LF
+    assert session.best_place(URI, doc) == crlf.index(" \r\nprint") + 1
+    request, _ = session.request(URI, 0.0)
+    session.request_ended(URI, request, 3, None)  # a request's cursor: exactly there
+    assert session.best_place(URI, doc) == 3
+    session.closed(URI)  # kept across a close (the document may open again)
+    assert session.best_place(URI, doc) == 3
+    assert session.best_place(URI, Document(URI, "ab")) == 2  # clamped to a shorter text
+    assert session.best_place(OTHER, doc) == 0
+
+
 def test_closing_ends_everything_of_the_document_and_nothing_else():
     session = InlineSession()
     request, _ = session.request(URI, 0.0)

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from lsprotocol import types as lsp
+
+from flowedit.core.names import FOCUS
 from flowedit.engines.base import Continuation, EngineError, input_tokens, new_input_tokens
 from flowedit.engines.gateway import Gateway
 
@@ -199,3 +202,48 @@ async def test_what_the_calls_cost_is_counted_from_the_endpoints_usage_cached_in
     assert isinstance(last, Continuation) and counters["cached_input_tokens"] == last.cached_tokens > 500
     assert counters["input_tokens"] == input_tokens(first) + input_tokens(last)
     assert counters["input_tokens"] - counters["cached_input_tokens"] == input_tokens(first) + new_input_tokens(last)
+
+
+async def test_a_plain_client_warms_on_open_after_a_pause_in_typing_and_on_reopen():
+    """An LSP client that never says where its cursor is (no `flowedit/cursor`): the best place known is
+    warmed — the file's start once it opens, the end of the edited line once typing pauses (no completion
+    was asked there), the last completion's cursor when it opens again; Copilot's `textDocument/didFocus`
+    looks there too, within the same idle period."""
+    engine = Reading()
+    gateway, ed = await _session(engine)
+    try:
+        await _rested(ed)  # opened: nothing known of it but its start
+        ed.type(URI, CURSOR, CURSOR, "z")  # a key, no completion request: the end of its line
+        await _rested(ed, 2)
+        assert [i.insert_text for i in await ed.ghost(URI, CURSOR + 1)] == [ANSWER]  # continues that warm-up
+        await _rested(ed, 3)  # (its own rest: the answer holds the context)
+        ed.client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(URI)))
+        ed.open(URI, ed.text(URI))  # open again: the last completion's cursor
+        await _rested(ed, 4)
+        ed.client.protocol.notify(FOCUS, {"textDocument": {"uri": URI}})  # the same idle period: none
+        counters = await _rested(ed, 5)
+    finally:
+        await ed.stop()
+        await gateway.close()
+    opened, paused, reopened = engine.warmed
+    assert all(warm.generate is False for warm in engine.warmed)
+    assert opened.flowedit["prefix"] == "" and opened.flowedit["suffix"].startswith("def helper_0")
+    assert paused.flowedit["prefix"].endswith("result = z") and paused.flowedit["suffix"].startswith("\nprint")
+    [asked] = _asked_after(engine, "result = z")
+    assert isinstance(asked, Continuation) and asked.cached_tokens == input_tokens(paused)
+    assert reopened.flowedit["prefix"] == paused.flowedit["prefix"]
+    assert counters["warm_ups"] == 3 and counters["warm_ups_skipped"] == 2 and counters["warm_up_hits"] == 1, counters
+
+
+async def test_a_plain_client_on_a_metered_endpoint_warms_nothing():
+    engine = Reading()
+    gateway, ed = await _session(engine, metered=True)
+    try:
+        await _rested(ed)
+        ed.type(URI, CURSOR, CURSOR, "z")
+        counters = await _rested(ed, 2)
+    finally:
+        await ed.stop()
+        await gateway.close()
+    assert engine.warmed == [] and engine.requests == []
+    assert counters["warm_ups"] == 0 and counters["warm_ups_skipped"] == 2, counters

@@ -33,6 +33,7 @@ ORPHAN_GRACE_S = 0.3  # a call whose request the editor cancelled waits this lon
 CUT_OFF_QUIET_S = 60.0  # a cut-off completion is said at most once this long
 SHOWN_KEPT = 200  # suggestions remembered for partial accepts
 RECENT_KEPT = 10  # documents whose last edit gives snippets to the others
+PLACES_KEPT = 100  # documents whose last known place (an edit, a request) is remembered, closed ones too
 SPECULATE, REST, ORPHAN = "speculate", "rest", "orphan"  # a document's timers
 _suggestion_ids = itertools.count(1)
 _request_ids = itertools.count(1)
@@ -74,6 +75,8 @@ class InlineSession:
     docs: dict[str, DocumentState] = field(default_factory=dict)
     shown: OrderedDict[int, Suggestion] = field(default_factory=OrderedDict)
     recent: OrderedDict[str, int] = field(default_factory=OrderedDict)  # uri -> its last edit, most recent last
+    # uri -> (offset, exact) of the last place known of it: a request's cursor (exact) or an edit's start
+    places: OrderedDict[str, tuple[int, bool]] = field(default_factory=OrderedDict)
     cut_told_at: float | None = None
 
     def state(self, uri: str, debounce_s: tuple[float, float] = (0.03, 0.35)) -> DocumentState:
@@ -116,6 +119,7 @@ class InlineSession:
     def request_ended(self, uri: str, request: int, offset: int, version: int | None) -> list[Action]:
         """`request` was answered (or not): if it still owned `uri`, the user now reads, or types on — the
         cursor rests at `offset` of `version` (None: no warm-up wanted)."""
+        self._place(uri, offset, exact=True)
         if not self.current(uri, request):
             return []
         self.docs[uri].request = None
@@ -260,6 +264,21 @@ class InlineSession:
         self.recent[uri] = offset
         while len(self.recent) > RECENT_KEPT:
             self.recent.popitem(last=False)
+        self._place(uri, offset, exact=False)
+
+    def _place(self, uri: str, offset: int, *, exact: bool) -> None:
+        self.places.pop(uri, None)
+        self.places[uri] = (offset, exact)
+        while len(self.places) > PLACES_KEPT:
+            self.places.popitem(last=False)
+
+    def best_place(self, uri: str, text: Document) -> int:
+        """Where the user most likely looks in `text` when no client said where the cursor is: the last
+        request's cursor, else the end of the last edited line, else the file's start (also across a close and
+        reopen of the document)."""
+        offset, exact = self.places.get(uri, (0, True))
+        offset = min(offset, len(text.text))
+        return offset if exact else text.line_end(text.line_of(offset))
 
     def speculate(self, uri: str, ahead: Speculation, wanted: bool, metered: bool) -> list[Action]:
         """A suggestion was answered for `uri`: ask for the one that would follow its acceptance (`ahead`),

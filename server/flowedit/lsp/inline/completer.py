@@ -256,11 +256,13 @@ class InlineCompleter:
 
     # ------------------------------------------------------------------ the server's Feature (lsp/feature.py)
     def opened(self, doc: Document) -> None:
-        pass  # (nothing to learn before the user types or asks)
+        self.warming.looks(doc.uri)  # (a plain client: the context where the user likely looks goes ahead)
 
     def changed(self, doc: Document, at: int | None) -> None:
         if at is not None:
             self.document_edited(doc.uri, at)
+            if not self.host.rewriting(doc.uri):  # (a rewrite's own edits: the user is not there)
+                self.warming.looks(doc.uri)
 
     def closed(self, uri: str) -> None:
         """Everything of `uri` ends: its call, the speculative call to come, warm-ups, cached suggestions."""
