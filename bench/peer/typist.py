@@ -42,6 +42,8 @@ class Peer:
     name: str
     client: LspClient
     model_calls: Callable[[], list[float]]  # arrival times (perf_counter) of every model call so far
+    # (arrival, input tokens billed) of every call so far, warm-ups included: what a user who pays per token pays
+    billed: Callable[[], list[tuple[float, float]]] = lambda: []
     documents: itertools.count = field(default_factory=lambda: itertools.count(1))
 
 
@@ -119,7 +121,7 @@ def _check(peer: Peer, answer: Answer, what: str) -> str:
 async def after_pause(peer: Peer) -> dict[str, Any]:
     """12 keys at 80 ms leaving the suggestion, 1 s without a key, then one more key: its ghost text's
     latency from the key's `didChange` (ms), and the model calls the whole session made."""
-    calls_before = len(peer.model_calls())
+    calls_before, billed_before = len(peer.model_calls()), len(peer.billed())
     editor = Editor(peer)
     at, pending = editor.at, []
     for i, key in enumerate(DIVERGE[:-1]):
@@ -132,7 +134,9 @@ async def after_pause(peer: Peer) -> dict[str, Any]:
     answer = await asyncio.wait_for(editor.ask(at + len(DIVERGE)), 30)
     _check(peer, answer, "the key after a pause")
     editor.close()
-    return {"ms": (answer.at - typed_at) * 1000, "model_calls": len(peer.model_calls()) - calls_before}
+    billed = sum(tokens for a, tokens in peer.billed()[billed_before:] if a <= answer.at)
+    return {"ms": (answer.at - typed_at) * 1000, "model_calls": len(peer.model_calls()) - calls_before,
+            "billed_per_100": billed * 100 / len(DIVERGE)}
 
 
 async def model_alone(peer: Peer) -> float:
@@ -152,7 +156,7 @@ async def burst(peer: Peer, keys: int) -> dict[str, Any]:
     model_ms = await model_alone(peer)
     await asyncio.sleep(PAUSE_S)  # ok: a pause, so the burst starts cold
     editor = Editor(peer)
-    at, calls_before = editor.at, len(peer.model_calls())
+    at, calls_before, billed_before = editor.at, len(peer.model_calls()), len(peer.billed())
     sent, pending = [], []
     for i, key in enumerate(typed):
         sent.append(editor.type(at + i, key))
@@ -163,11 +167,13 @@ async def burst(peer: Peer, keys: int) -> dict[str, Any]:
     last = answers[-1]
     _check(peer, last, "the burst's last key")
     calls = [a for a in peer.model_calls()[calls_before:] if a <= last.at]
+    billed = sum(tokens for a, tokens in peer.billed()[billed_before:] if a <= last.at)
     editor.close()
     ends = sent[1:] + [last.at]
     shown = sum(1 for a, end in zip(answers[:-1], ends) if ghost_text(a) is not None and a.at < end)
     key_to_call = [(min(c for c in calls if t <= c < end) - t) * 1000 for t, end in zip(sent, ends)
                    if any(t <= c < end for c in calls)]
     return {"keys": len(typed), "model_ms": model_ms, "calls_per_100": len(calls) * 100 / len(typed),
+            "billed_per_100": billed * 100 / len(typed),
             "shown_per_100": shown * 100 / len(typed), "key_to_call_ms": key_to_call,
             "last_ms": (last.at - sent[-1]) * 1000}

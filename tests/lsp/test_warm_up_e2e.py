@@ -5,6 +5,7 @@ process so that what its stand-in is asked, and charged, can be read."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -247,3 +248,57 @@ async def test_a_plain_client_on_a_metered_endpoint_warms_nothing():
         await gateway.close()
     assert engine.warmed == [] and engine.requests == []
     assert counters["warm_ups"] == 0 and counters["warm_ups_skipped"] == 2, counters
+
+
+class Unfinished(Recording):
+    """The recording stand-in with a long answer, counting the answers it streamed to their end."""
+
+    def __init__(self) -> None:
+        super().__init__(ANSWER + "\n" + "more = 1\n" * 200, rate=400)
+        self.finished = 0
+
+    async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
+        async for token in super().stream(request):
+            yield token
+        self.finished += 1
+
+
+async def test_calls_stopped_early_are_billed_too_and_per_100_keys_is_said():
+    """Ghost text is one line here: each call is stopped upstream once its first line is complete, yet the
+    endpoint billed what it read, and its usage arrives after the stop: the status counts it. Billed = new
+    input + cached input at a tenth; per 100 of the user's keys."""
+    engine = Unfinished()
+    gateway, ed = await _session(engine, inline={"speculate": False})
+    try:
+        for i, key in enumerate("ab"):
+            ed.type(URI, CURSOR + i, CURSOR + i, key)
+            assert [item.insert_text for item in await ed.ghost(URI, CURSOR + i + 1)] == [ANSWER]
+        sent = sum(input_tokens(r) for r in engine.requests)
+        counters = await ed.wait_until(lambda: (c := ed.counters()).get("input_tokens") == sent and c,
+                                       f"{sent} input tokens counted")
+    finally:
+        await ed.stop()
+        await gateway.close()
+    assert len(engine.requests) == 2 and engine.finished == 0 and counters["keys"] == 2, counters
+    cached = sum(r.cached_tokens for r in engine.requests if isinstance(r, Continuation))
+    assert counters["cached_input_tokens"] == cached
+    assert counters["billed_input_tokens"] == round(sent - 0.9 * cached)
+    assert counters["billed_input_per_100_keys"] == round((sent - 0.9 * cached) * 100 / 2)
+
+
+async def test_a_metered_endpoint_waits_out_a_burst_of_keys_for_its_last():
+    """`metered`: the adaptive wait whatever `inline.wait` says — keys typed faster than it leave no call
+    behind them but the first (after a pause) and the last."""
+    engine = Recording(ANSWER, rate=5000)
+    gateway, ed = await _session(engine, metered=True)
+    try:
+        pending = []
+        for i, key in enumerate("abcde"):
+            ed.type(URI, CURSOR + i, CURSOR + i, key)
+            pending.append(asyncio.ensure_future(ed.ghost(URI, CURSOR + i + 1)))
+        answers = await asyncio.gather(*pending)
+    finally:
+        await ed.stop()
+        await gateway.close()
+    assert [i.insert_text for i in answers[-1]] == [ANSWER]
+    assert len(engine.requests) <= 2 and engine.requests[-1].flowedit["prefix"].endswith("result = abcde")

@@ -154,7 +154,9 @@ class InlineCompleter:
             # (typed to its end, or accepted: what follows needs a call of its own)
             follow = self.can_follow(stream, typed, ctx)  # type: ignore[arg-type]
         self.perform(self.session.stop(uri))  # diverged or moved: never answer from a stale call
-        delay = self.session.delay(uri, invoked) if settings.wait == "adaptive" else 0.0
+        # (a metered endpoint trades latency for calls: the adaptive wait, whatever `inline.wait` says)
+        adaptive = settings.wait == "adaptive" or self.host.settings.metered
+        delay = self.session.delay(uri, invoked) if adaptive else 0.0
         if delay > 0:
             version = doc.version
             done, _ = await asyncio.wait({superseded}, timeout=delay)
@@ -261,7 +263,8 @@ class InlineCompleter:
     def changed(self, doc: Document, at: int | None) -> None:
         if at is not None:
             self.document_edited(doc.uri, at)
-            if not self.host.rewriting(doc.uri):  # (a rewrite's own edits: the user is not there)
+            if not self.host.rewriting(doc.uri):  # (a rewrite's own edits: the user is not there, no key)
+                self.counters.keys += 1
                 self.warming.looks(doc.uri)
 
     def closed(self, uri: str) -> None:

@@ -98,7 +98,7 @@ class Warming:
             create = whole_request(stream.ctx, host.settings.inline.max_tokens)
             create = create.model_copy(update={"model": model, "generate": False})
             async for _ in Asking(link, as_sent(create, "inline", host.settings, link),
-                                  on_lane=lambda lane: setattr(stream, "lane", lane)):
+                                  on_lane=lambda lane: stream.runs_on(lane, self.completer.session.counters)):
                 pass  # (nothing is generated: the response ends once the endpoint has read the context)
         except (ModelFailure, RuntimeError) as exc:
             failed = str(exc)
@@ -109,7 +109,7 @@ class Warming:
             log.exception("warm-up crashed")
             failed = repr(exc)
         finally:
-            self.completer.session.ended(stream, failed, stream.lane.usage if stream.lane is not None else None)
+            self.completer.session.ended(stream, failed, None)  # (billed as its usage arrives: `runs_on`)
             stream.changed.set()
 
     async def continued(self, uri: str, doc: Document, offset: int, ctx: FimContext, superseded: asyncio.Future):
