@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from flowedit.core.inline.calls import CACHED_INPUT_RATE
-from flowedit.engines.base import input_tokens, new_input_tokens
+from flowedit.engines.base import input_tokens, new_input_tokens, usage_input_tokens
 
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
@@ -141,9 +141,10 @@ class TimedEngine(ScriptedEngine):
         self.billed: list[tuple[float, float]] = []  # per call and warm-up: (arrival, input tokens billed)
 
     def bill(self, request) -> None:  # noqa: ANN001 - a ResponseCreate
-        """Note what `request`'s input is billed: its new tokens, the cached ones at `CACHED_INPUT_RATE`."""
+        """Note what `request`'s input is billed: its new tokens and its instructions (sent again with every
+        request, a follow-up too), the cached ones at `CACHED_INPUT_RATE`."""
         cached = input_tokens(request) - new_input_tokens(request)
-        self.billed.append((time.perf_counter(), new_input_tokens(request) + cached * CACHED_INPUT_RATE))
+        self.billed.append((time.perf_counter(), usage_input_tokens(request) - cached * (1 - CACHED_INPUT_RATE)))
 
     async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
         self.arrivals.append(time.perf_counter())

@@ -144,7 +144,7 @@ async def run_flowedit(args: argparse.Namespace, first_token_ms: float, root: Pa
             await client.initialize({"model": "scripted", "inline": json.loads(args.flowedit_inline),
                                      "metered": metered}, capabilities=CAPABILITIES, root=root.as_uri())
             name = "flowedit metered" if metered else "flowedit"
-            return await measure(Peer(name, client, lambda: engine.arrivals, lambda: engine.billed), args)
+            return await measure(Peer(name, client, lambda: engine.arrivals, lambda: engine.billed, args.lines), args)
 
 
 async def run_peer(args: argparse.Namespace, first_token_ms: float, root: Path) -> dict[str, Any]:
@@ -156,7 +156,7 @@ async def run_peer(args: argparse.Namespace, first_token_ms: float, root: Path) 
                 await client.initialize(EDITOR_INFO, capabilities=CAPABILITIES, root=root.as_uri())
                 client.notify("workspace/didChangeConfiguration", {"settings": PEER_SETTINGS})
                 result = await measure(Peer(args.peer_name, client, lambda: [c.at for c in hub.calls],
-                                            lambda: [(c.at, c.input_tokens) for c in hub.calls]), args)
+                                            lambda: [(c.at, c.input_tokens) for c in hub.calls], args.lines), args)
                 result["speculative_calls"] = sum(c.speculative for c in hub.calls)
                 result["most_calls_in_flight"] = hub.most_in_flight()
                 result["connections_with_calls"] = len({c.connection for c in hub.calls})
@@ -252,6 +252,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--burst-reps", type=int, default=5, help="burst sessions (default: %(default)s)")
     parser.add_argument("--burst-keys", type=int, default=40, help="keys per burst (default: %(default)s)")
     parser.add_argument("--flowedit-inline", default="{}", help="flowedit's `inline` settings, JSON (default: {})")
+    parser.add_argument("--lines", type=int, default=0,
+                        help="lines of code above the trace's own in every document (default: %(default)s)")
     parser.add_argument("--metered", action="store_true",
                         help="run flowedit a second time with `metered: true` (fewer calls, later ghost text)")
     parser.add_argument("--json", help="write the raw latency samples per peer to this file")

@@ -44,6 +44,7 @@ class Peer:
     model_calls: Callable[[], list[float]]  # arrival times (perf_counter) of every model call so far
     # (arrival, input tokens billed) of every call so far, warm-ups included: what a user who pays per token pays
     billed: Callable[[], list[tuple[float, float]]] = lambda: []
+    lines: int = 0  # lines of code above the trace's own (a real file's context; 0: the trace's small file)
     documents: itertools.count = field(default_factory=lambda: itertools.count(1))
 
 
@@ -68,9 +69,10 @@ class Editor:
     def __init__(self, peer: Peer) -> None:
         self.peer, self.client = peer, peer.client
         session = next(peer.documents)
-        self.uri = f"file:///bench/{peer.name}-{session}.py"
+        self.uri = f"file:///bench/{peer.name.replace(' ', '-')}-{session}.py"
         # a first line of its own: no session's prompt is an earlier one's, so no cache can answer it
-        head = f"# session {session}\n"
+        head = f"# session {session}\n" + "".join(f"def helper_{i}(value):\n    return value * {i}\n\n"
+                                                  for i in range(peer.lines // 3))
         self.text, self.version, self.at = head + DOC, 1, len(head) + AT
         self.client.notify("textDocument/didOpen", {"textDocument": {
             "uri": self.uri, "languageId": "python", "version": 1, "text": self.text}})

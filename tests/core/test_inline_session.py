@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flowedit.core.inline.actions import Arm, Disarm, StopCall, Supersede
 from flowedit.core.inline.calls import WAIT, Call, answer_of
-from flowedit.core.inline.context import cursor_at, fim_context
+from flowedit.core.inline.context import cursor_at, fim_context, typed_prompt
 from flowedit.core.inline.session import (
     ORPHAN,
     REST,
@@ -102,15 +102,21 @@ def test_tokens_until_complete_enough_then_the_answer():
 
 def test_a_follow_up_only_when_the_user_typed_on_and_the_endpoint_knows_the_response():
     session = InlineSession()
-    call = _started(session)
-    doc = _typed(keys="x = 1")
-    ctx = fim_context(doc, AT + 5, "a.py")
+    big = "".join(f"def helper_{i}(value):\n    return value * {i}\n\n" for i in range(20)) + TEXT
+    at = big.index("result = ") + AT
+    call = _started(session, text=big, at=at)
+    doc = _typed(big, at, keys="x = 1")
+    ctx = fim_context(doc, at + 5, "a.py")
     assert session.can_follow(call, "x = 1", ctx, True, "resp_1")
     assert not session.can_follow(call, "x = 1", ctx, True, None)  # (not known to the endpoint)
     assert not session.can_follow(call, "x = 1", ctx, False, "resp_1")  # (follow-ups off)
-    follow = _call(at=AT + 5, text=doc.text)
-    session.started(follow, "resp_1", call.depth, "x = 1")
+    follow = _call(at=at + 5, text=doc.text)
+    session.started(follow, "resp_1", call.depth, "x = 1", call.held())
     assert (follow.follows, follow.depth, follow.typed) == ("resp_1", 1, "x = 1")
+    assert follow.held() == call.held() + len(typed_prompt("x = 1", "result = x = 1"))
+    # a small file: its whole context is billed less than the keys' message and the cached rest
+    small = _started(session)
+    assert not session.can_follow(small, "x = 1", fim_context(_typed(keys="x = 1"), AT + 5, "a.py"), True, "r")
 
 
 def test_speculation_after_an_answer_never_for_a_metered_endpoint():

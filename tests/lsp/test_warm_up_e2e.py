@@ -11,7 +11,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from flowedit.core.names import FOCUS
-from flowedit.engines.base import Continuation, EngineError, input_tokens, new_input_tokens
+from flowedit.engines.base import Continuation, EngineError, input_tokens, new_input_tokens, usage_input_tokens
 from flowedit.engines.gateway import Gateway
 
 from tests.lsp.harness import Editor, Recording
@@ -201,8 +201,9 @@ async def test_what_the_calls_cost_is_counted_from_the_endpoints_usage_cached_in
         await gateway.close()
     [first, last] = engine.requests
     assert isinstance(last, Continuation) and counters["cached_input_tokens"] == last.cached_tokens > 500
-    assert counters["input_tokens"] == input_tokens(first) + input_tokens(last)
-    assert counters["input_tokens"] - counters["cached_input_tokens"] == input_tokens(first) + new_input_tokens(last)
+    assert counters["input_tokens"] == usage_input_tokens(first) + usage_input_tokens(last)  # (instructions too)
+    assert counters["input_tokens"] - counters["cached_input_tokens"] == \
+        usage_input_tokens(first) + usage_input_tokens(last) - last.cached_tokens
 
 
 async def test_a_plain_client_warms_on_open_after_a_pause_in_typing_and_on_reopen():
@@ -273,7 +274,7 @@ async def test_calls_stopped_early_are_billed_too_and_per_100_keys_is_said():
         for i, key in enumerate("ab"):
             ed.type(URI, CURSOR + i, CURSOR + i, key)
             assert [item.insert_text for item in await ed.ghost(URI, CURSOR + i + 1)] == [ANSWER]
-        sent = sum(input_tokens(r) for r in engine.requests)
+        sent = sum(usage_input_tokens(r) for r in engine.requests)
         counters = await ed.wait_until(lambda: (c := ed.counters()).get("input_tokens") == sent and c,
                                        f"{sent} input tokens counted")
     finally:

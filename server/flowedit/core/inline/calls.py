@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from flowedit.core.inline.context import FimContext
+from flowedit.core.inline.context import FimContext, typed_prompt
 from flowedit.core.inline.shape import Cursor, complete_enough, shape
 from flowedit.core.text.document import Document
 
@@ -86,6 +86,7 @@ class Call:
     follows: str | None = None  # the response it continues (`previous_response_id`), sending `typed` only
     typed: str = ""
     depth: int = 0  # follow-ups in a row up to this one
+    earlier: int = 0  # a follow-up: the characters the endpoint holds of the response it continues
     id: int = field(default_factory=lambda: next(_call_ids))
 
     @classmethod
@@ -104,6 +105,13 @@ class Call:
     def suffix(self) -> str:
         """The suffix the model was asked with."""
         return self.ctx.suffix
+
+    def held(self) -> int:
+        """About how many characters the endpoint holds of this call's response: what it was sent (with the
+        earlier turns, for a follow-up) and what it wrote so far — what a call continuing it reads again."""
+        sent = self.earlier + len(typed_prompt(self.typed, self.cursor.line_prefix)) if self.follows is not None \
+            else len(self.ctx.prompt())
+        return sent + len(self.raw)
 
     def typed_since(self, doc: Document, offset: int) -> str | None:
         """What the user typed at the cursor since this call started, or None if the context moved."""

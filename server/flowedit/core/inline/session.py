@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from flowedit.core.inline.actions import Action, Arm, Disarm, StopCall, Supersede
 from flowedit.core.inline.cache import CompletionCache, Suggestion
-from flowedit.core.inline.calls import Call, Counters
-from flowedit.core.inline.context import MAX_FOLLOWUPS, FimContext, continues
+from flowedit.core.inline.calls import CACHED_INPUT_RATE, Call, Counters
+from flowedit.core.inline.context import MAX_FOLLOWUPS, FimContext, continues, typed_prompt
 from flowedit.core.inline.debounce import AdaptiveDebounce
 from flowedit.core.inline.patience import Patience
 from flowedit.core.inline.warmup import WarmUps
@@ -162,9 +162,14 @@ class InlineSession:
 
     def can_follow(self, call: Call, typed: str, ctx: FimContext, followups: bool, response_id: str | None) -> bool:
         """Whether a call for `ctx` can continue `call` (answered as `response_id`), sending only `typed`: the
-        user typed on from it and nothing else in the context changed (at most `MAX_FOLLOWUPS` in a row)."""
+        user typed on from it and nothing else in the context changed (at most `MAX_FOLLOWUPS` in a row), and
+        it is billed less than the whole context — the keys' message, plus what the endpoint holds of `call`
+        at the cached rate (a small file's whole context can be the cheaper)."""
         known = response_id is not None
-        return followups and call.depth < MAX_FOLLOWUPS and known and continues(call.ctx, typed, ctx)
+        if not (followups and call.depth < MAX_FOLLOWUPS and known and continues(call.ctx, typed, ctx)):
+            return False
+        line = ctx.prefix[ctx.prefix.rfind("\n") + 1 :]
+        return len(typed_prompt(typed, line)) + CACHED_INPUT_RATE * call.held() < len(ctx.prompt())
 
     def delay(self, uri: str, invoked: bool) -> float:
         """How long a request waits before a new call (the adaptive debounce)."""
@@ -185,12 +190,14 @@ class InlineSession:
         call.done = True
         return [StopCall(call)]
 
-    def started(self, call: Call, follows: str | None = None, depth: int = 0, typed: str = "") -> list[Action]:
-        """`call` starts for its document (continuing the response `follows`, sending `typed` only): the one
-        before it stops (at most one call in flight per document)."""
+    def started(self, call: Call, follows: str | None = None, depth: int = 0, typed: str = "",
+                earlier: int = 0) -> list[Action]:
+        """`call` starts for its document (continuing the response `follows`, of which the endpoint holds
+        `earlier` characters, sending `typed` only): the one before it stops (at most one call in flight per
+        document)."""
         actions = self.stop(call.uri)
         if follows is not None:
-            call.follows, call.depth, call.typed = follows, depth + 1, typed
+            call.follows, call.depth, call.typed, call.earlier = follows, depth + 1, typed, earlier
         self.state(call.uri).call = call
         self.counters.model_calls += 1
         self.counters.speculative_calls += call.speculative

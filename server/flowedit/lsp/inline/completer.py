@@ -196,7 +196,8 @@ class InlineCompleter:
     def _start(self, stream: ModelStream, follow: ModelStream | None = None, typed: str = "") -> ModelStream:
         """Start the model call `stream`; with `follow`, one continuing that call's response with `typed` only."""
         follows = follow.lane.response_id if follow is not None and follow.lane is not None else None
-        self.perform(self.session.started(stream, follows, follow.depth if follow is not None else 0, typed))
+        self.perform(self.session.started(stream, follows, follow.depth if follow is not None else 0, typed,
+                                          follow.held() if follow is not None else 0))
         stream.task = asyncio.ensure_future(run_call(self.host, self.session, stream))
         return stream
 
