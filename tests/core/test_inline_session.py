@@ -119,6 +119,18 @@ def test_a_follow_up_only_when_the_user_typed_on_and_the_endpoint_knows_the_resp
     assert not session.can_follow(small, "x = 1", fim_context(_typed(keys="x = 1"), AT + 5, "a.py"), True, "r")
 
 
+def test_a_call_typed_on_from_is_offered_for_a_follow_up_and_one_moved_from_is_not():
+    """Asked again before its first token, the new call may continue the one left (`typed_on_from`)."""
+    session = InlineSession()
+    assert session.typed_on_from(URI, _typed(keys="x"), AT + 1) is None  # (no call yet)
+    call = _started(session)
+    assert session.typed_on_from(URI, _typed(keys="x"), AT + 1) == (call, "x")
+    assert session.typed_on_from(URI, _typed(keys="x"), AT) is None  # nothing typed on from it
+    assert session.typed_on_from(URI, _typed(at=0, keys="y"), 1) is None  # moved elsewhere
+    call.failed = "cut off"
+    assert session.typed_on_from(URI, _typed(keys="x"), AT + 1) is None
+
+
 def test_speculation_after_an_answer_never_for_a_metered_endpoint():
     session = InlineSession()
     ahead = Speculation(1, AT, AT, "compute_alpha(1)")

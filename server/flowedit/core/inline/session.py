@@ -148,6 +148,14 @@ class InlineSession:
         call.adopted += 1
         return call, typed
 
+    def typed_on_from(self, uri: str, doc: Document, offset: int) -> tuple[Call, str] | None:
+        """The call of `uri` the user typed on from (at `offset` of `doc`) and what was typed since, when a
+        new call is asked for anyway (asked again): the new call may continue it (`can_follow`)."""
+        state = self.docs.get(uri)
+        call = state.call if state is not None else None
+        typed = call.typed_since(doc, offset) if call is not None and not call.failed else None
+        return (call, typed) if call is not None and typed else None
+
     def _ask_again(self, call: Call, typed: str, now: float) -> bool:
         """Whether to leave `call`, typed past (`typed`) before its first token, for a new one (patience.py)."""
         if not typed or call.raw or call.done or not self.patience.ask_again(now - call.started):

@@ -153,6 +153,11 @@ class InlineCompleter:
                 return self.session.remember(stream, typed, answer, reused=True)
             # (typed to its end, or accepted: what follows needs a call of its own)
             follow = self.can_follow(stream, typed, ctx)  # type: ignore[arg-type]
+        elif (left := self.session.typed_on_from(uri, doc, offset)) is not None:
+            # asked again before its first token: the new call may still continue the one left (its input is
+            # read already), sending the keys typed since — a slow model's burst is billed keys, not contexts
+            follow = self.can_follow(left[0], left[1], ctx)  # type: ignore[arg-type]
+            typed = left[1] if follow is not None else ""
         self.perform(self.session.stop(uri))  # diverged or moved: never answer from a stale call
         # (a metered endpoint trades latency for calls: the adaptive wait, whatever `inline.wait` says)
         adaptive = settings.wait == "adaptive" or self.host.settings.metered
