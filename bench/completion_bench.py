@@ -40,7 +40,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from flowedit.engines.base import new_input_tokens
+from flowedit.core.inline.calls import CACHED_INPUT_RATE
+from flowedit.engines.base import input_tokens, new_input_tokens, usage_input_tokens
 
 from flowedit.engines.gateway import Gateway
 from flowedit.engines.scripted import ScriptedEngine
@@ -137,9 +138,17 @@ class TimedEngine(ScriptedEngine):
         self.new_tokens: list[int] = []  # per call: the input tokens it had not read before
         self.tasks: list[str | None] = []  # per call: its flowedit.task (a next edit's call is counted too)
         self.warmed = 0  # warm-ups (generate: false) read
+        self.billed: list[tuple[float, float]] = []  # per call and warm-up: (arrival, input tokens billed)
+
+    def bill(self, request) -> None:  # noqa: ANN001 - a ResponseCreate
+        """Note what `request`'s input is billed: its new tokens and its instructions (sent again with every
+        request, a follow-up too), the cached ones at `CACHED_INPUT_RATE`."""
+        cached = input_tokens(request) - new_input_tokens(request)
+        self.billed.append((time.perf_counter(), usage_input_tokens(request) - cached * (1 - CACHED_INPUT_RATE)))
 
     async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
         self.arrivals.append(time.perf_counter())
+        self.bill(request)
         self.new_tokens.append(new_input_tokens(request))
         self.tasks.append((request.flowedit or {}).get("task"))
         async for token in super().stream(request):
@@ -147,6 +156,7 @@ class TimedEngine(ScriptedEngine):
 
     async def warm(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
         self.warmed += 1
+        self.bill(request)
         await super().warm(request)
 
 

@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from typing import Any
 
 import h11
 
+from flowedit.engines.base import TOKEN_CHARS
 from flowedit.engines.scripted import ScriptedEngine
 from flowedit.model import wire
 
@@ -51,6 +53,7 @@ class Call:
     model: str
     speculative: bool
     prompt_tail: str = ""
+    input_tokens: int = 0  # its prompt and suffix, ≈ 4 characters a token (the rule of flowedit's stand-in)
     stop: list[str] = field(default_factory=list)
     connection: int = 0  # which of the peer's TCP connections (1, 2, … in the order they opened)
     tokens_sent: int = 0
@@ -176,6 +179,7 @@ class GithubStandIn:
         call.stop = [stop] if isinstance(stop, str) else list(stop)
         call.speculative = headers.get("x-copilot-speculative") == "true"
         call.prompt_tail = str(ask.get("prompt", ""))[-60:]
+        call.input_tokens = math.ceil(len(str(ask.get("prompt", "")) + str(ask.get("suffix", ""))) / TOKEN_CHARS)
         self.calls.append(call)
         cuts = [self.text.find(s) for s in call.stop if s and s in self.text]
         text = self.text[:min(cuts)] if cuts else self.text

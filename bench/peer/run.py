@@ -53,7 +53,8 @@ WARM_UP_S = 60.0  # a peer that has not shown ghost text by then is reported wit
 # (key, header, kind): kind "ms" one decimal, "n" a count (a median may end in .5), "text"
 COLUMNS = [("peer", "peer", "text"), ("first_token_ms", "1st tok ms", "n"), ("pause_p50", "after pause p50", "ms"),
            ("pause_p90", "after pause p90", "ms"), ("model_ms", "invoked p50", "ms"),
-           ("calls_per_100", "calls/100 keys", "n"), ("shown_per_100", "shown/100 keys", "n"),
+           ("calls_per_100", "calls/100 keys", "n"), ("billed_per_100", "in tok/100 keys", "n"),
+           ("pause_billed_per_100", "pause in tok/100", "n"), ("shown_per_100", "shown/100 keys", "n"),
            ("call_p50", "key→call p50", "ms"), ("last_p50", "last key p50", "ms"), ("last_p90", "last key p90", "ms"),
            ("rss_mb", "RSS MB", "n")]
 
@@ -122,6 +123,8 @@ async def measure(peer: Peer, args: argparse.Namespace) -> dict[str, Any]:
     bursts = [await burst(peer, args.burst_keys) for _ in range(args.burst_reps)]
     return {"peer": peer.name, "after_pause_ms": [p["ms"] for p in paused],
             "after_pause_model_calls": [p["model_calls"] for p in paused],
+            "after_pause_billed_per_100": [p["billed_per_100"] for p in paused],
+            "billed_per_100": [b["billed_per_100"] for b in bursts],
             "invoked_ms": [b["model_ms"] for b in bursts], "burst_keys": args.burst_keys,
             "calls_per_100": [b["calls_per_100"] for b in bursts],
             "shown_per_100": [b["shown_per_100"] for b in bursts],
@@ -130,15 +133,18 @@ async def measure(peer: Peer, args: argparse.Namespace) -> dict[str, Any]:
             "server": " ".join(str(v) for v in peer.client.server_info.values())}
 
 
-async def run_flowedit(args: argparse.Namespace, first_token_ms: float, root: Path) -> dict[str, Any]:
-    """`flowedit lsp --endpoint <gateway>` against the scripted stand-in in this process."""
+async def run_flowedit(args: argparse.Namespace, first_token_ms: float, root: Path,
+                       metered: bool = False) -> dict[str, Any]:
+    """`flowedit lsp --endpoint <gateway>` against the scripted stand-in in this process (`metered`: with
+    the setting that trades latency for calls)."""
     engine = TimedEngine(ANSWER, rate=args.rate, first_token_ms=first_token_ms)
     async with Gateway(engine) as gateway:
         command = [*SERVER_COMMAND, "--endpoint", gateway.url]
         async with LspClient(command, env=clean_env()) as client:
-            await client.initialize({"model": "scripted", "inline": json.loads(args.flowedit_inline)},
-                                    capabilities=CAPABILITIES, root=root.as_uri())
-            return await measure(Peer("flowedit", client, lambda: engine.arrivals), args)
+            await client.initialize({"model": "scripted", "inline": json.loads(args.flowedit_inline),
+                                     "metered": metered}, capabilities=CAPABILITIES, root=root.as_uri())
+            name = "flowedit metered" if metered else "flowedit"
+            return await measure(Peer(name, client, lambda: engine.arrivals, lambda: engine.billed, args.lines), args)
 
 
 async def run_peer(args: argparse.Namespace, first_token_ms: float, root: Path) -> dict[str, Any]:
@@ -149,7 +155,8 @@ async def run_peer(args: argparse.Namespace, first_token_ms: float, root: Path) 
             async with LspClient(shlex.split(args.peer), env=env, cwd=home, settings=PEER_SETTINGS) as client:
                 await client.initialize(EDITOR_INFO, capabilities=CAPABILITIES, root=root.as_uri())
                 client.notify("workspace/didChangeConfiguration", {"settings": PEER_SETTINGS})
-                result = await measure(Peer(args.peer_name, client, lambda: [c.at for c in hub.calls]), args)
+                result = await measure(Peer(args.peer_name, client, lambda: [c.at for c in hub.calls],
+                                            lambda: [(c.at, c.input_tokens) for c in hub.calls], args.lines), args)
                 result["speculative_calls"] = sum(c.speculative for c in hub.calls)
                 result["most_calls_in_flight"] = hub.most_in_flight()
                 result["connections_with_calls"] = len({c.connection for c in hub.calls})
@@ -165,6 +172,7 @@ def row(raw: dict[str, Any], first_token_ms: float) -> dict[str, Any]:
     return {"peer": raw["peer"], "first_token_ms": first_token_ms, "pause_p50": p50(raw["after_pause_ms"]),
             "pause_p90": p90(raw["after_pause_ms"]), "model_ms": p50(raw["invoked_ms"]),
             "calls_per_100": p50(raw["calls_per_100"]), "shown_per_100": p50(raw["shown_per_100"]),
+            "billed_per_100": p50(raw["billed_per_100"]), "pause_billed_per_100": p50(raw["after_pause_billed_per_100"]),
             "call_p50": p50(raw["key_to_call_ms"]), "last_p50": p50(raw["last_key_ms"]),
             "last_p90": p90(raw["last_key_ms"]), "rss_mb": raw["rss_mb"]}
 
@@ -215,10 +223,11 @@ async def main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="peer-root-") as root:
         for first_token_ms in first_tokens:
             ours = await run_flowedit(args, first_token_ms, Path(root))
+            metered = [await run_flowedit(args, first_token_ms, Path(root), metered=True)] if args.metered else []
             theirs = await run_peer(args, first_token_ms, Path(root))
-            raws += [{"first_token_ms": first_token_ms, **ours}, {"first_token_ms": first_token_ms, **theirs}]
+            raws += [{"first_token_ms": first_token_ms, **raw} for raw in (ours, *metered, theirs)]
             a, b = row(ours, first_token_ms), row(theirs, first_token_ms)
-            rows += [a, b, ratio(b, a)]
+            rows += [a, *[row(m, first_token_ms) for m in metered], b, ratio(b, a)]
             print(f"  {first_token_ms:g} ms done — {ours['server']} vs {theirs['server']}: "
                   f"{theirs['speculative_calls']} speculative calls (x-copilot-speculative), at most "
                   f"{theirs['most_calls_in_flight']} in flight, on {theirs['connections_with_calls']} connection(s); "
@@ -243,6 +252,10 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--burst-reps", type=int, default=5, help="burst sessions (default: %(default)s)")
     parser.add_argument("--burst-keys", type=int, default=40, help="keys per burst (default: %(default)s)")
     parser.add_argument("--flowedit-inline", default="{}", help="flowedit's `inline` settings, JSON (default: {})")
+    parser.add_argument("--lines", type=int, default=0,
+                        help="lines of code above the trace's own in every document (default: %(default)s)")
+    parser.add_argument("--metered", action="store_true",
+                        help="run flowedit a second time with `metered: true` (fewer calls, later ghost text)")
     parser.add_argument("--json", help="write the raw latency samples per peer to this file")
     parser.add_argument("--peer-log", help="write the peer's last log lines (logMessage, stderr) to this file")
     parser.add_argument("--netns", action="store_true", help="run inside a loopback-only network namespace (root)")

@@ -42,6 +42,9 @@ class Peer:
     name: str
     client: LspClient
     model_calls: Callable[[], list[float]]  # arrival times (perf_counter) of every model call so far
+    # (arrival, input tokens billed) of every call so far, warm-ups included: what a user who pays per token pays
+    billed: Callable[[], list[tuple[float, float]]] = lambda: []
+    lines: int = 0  # lines of code above the trace's own (a real file's context; 0: the trace's small file)
     documents: itertools.count = field(default_factory=lambda: itertools.count(1))
 
 
@@ -66,9 +69,10 @@ class Editor:
     def __init__(self, peer: Peer) -> None:
         self.peer, self.client = peer, peer.client
         session = next(peer.documents)
-        self.uri = f"file:///bench/{peer.name}-{session}.py"
+        self.uri = f"file:///bench/{peer.name.replace(' ', '-')}-{session}.py"
         # a first line of its own: no session's prompt is an earlier one's, so no cache can answer it
-        head = f"# session {session}\n"
+        head = f"# session {session}\n" + "".join(f"def helper_{i}(value):\n    return value * {i}\n\n"
+                                                  for i in range(peer.lines // 3))
         self.text, self.version, self.at = head + DOC, 1, len(head) + AT
         self.client.notify("textDocument/didOpen", {"textDocument": {
             "uri": self.uri, "languageId": "python", "version": 1, "text": self.text}})
@@ -119,7 +123,7 @@ def _check(peer: Peer, answer: Answer, what: str) -> str:
 async def after_pause(peer: Peer) -> dict[str, Any]:
     """12 keys at 80 ms leaving the suggestion, 1 s without a key, then one more key: its ghost text's
     latency from the key's `didChange` (ms), and the model calls the whole session made."""
-    calls_before = len(peer.model_calls())
+    calls_before, billed_before = len(peer.model_calls()), len(peer.billed())
     editor = Editor(peer)
     at, pending = editor.at, []
     for i, key in enumerate(DIVERGE[:-1]):
@@ -132,7 +136,9 @@ async def after_pause(peer: Peer) -> dict[str, Any]:
     answer = await asyncio.wait_for(editor.ask(at + len(DIVERGE)), 30)
     _check(peer, answer, "the key after a pause")
     editor.close()
-    return {"ms": (answer.at - typed_at) * 1000, "model_calls": len(peer.model_calls()) - calls_before}
+    billed = sum(tokens for a, tokens in peer.billed()[billed_before:] if a <= answer.at)
+    return {"ms": (answer.at - typed_at) * 1000, "model_calls": len(peer.model_calls()) - calls_before,
+            "billed_per_100": billed * 100 / len(DIVERGE)}
 
 
 async def model_alone(peer: Peer) -> float:
@@ -152,7 +158,7 @@ async def burst(peer: Peer, keys: int) -> dict[str, Any]:
     model_ms = await model_alone(peer)
     await asyncio.sleep(PAUSE_S)  # ok: a pause, so the burst starts cold
     editor = Editor(peer)
-    at, calls_before = editor.at, len(peer.model_calls())
+    at, calls_before, billed_before = editor.at, len(peer.model_calls()), len(peer.billed())
     sent, pending = [], []
     for i, key in enumerate(typed):
         sent.append(editor.type(at + i, key))
@@ -163,11 +169,13 @@ async def burst(peer: Peer, keys: int) -> dict[str, Any]:
     last = answers[-1]
     _check(peer, last, "the burst's last key")
     calls = [a for a in peer.model_calls()[calls_before:] if a <= last.at]
+    billed = sum(tokens for a, tokens in peer.billed()[billed_before:] if a <= last.at)
     editor.close()
     ends = sent[1:] + [last.at]
     shown = sum(1 for a, end in zip(answers[:-1], ends) if ghost_text(a) is not None and a.at < end)
     key_to_call = [(min(c for c in calls if t <= c < end) - t) * 1000 for t, end in zip(sent, ends)
                    if any(t <= c < end for c in calls)]
     return {"keys": len(typed), "model_ms": model_ms, "calls_per_100": len(calls) * 100 / len(typed),
+            "billed_per_100": billed * 100 / len(typed),
             "shown_per_100": shown * 100 / len(typed), "key_to_call_ms": key_to_call,
             "last_ms": (last.at - sent[-1]) * 1000}

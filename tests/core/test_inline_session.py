@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flowedit.core.inline.actions import Arm, Disarm, StopCall, Supersede
 from flowedit.core.inline.calls import WAIT, Call, answer_of
-from flowedit.core.inline.context import cursor_at, fim_context
+from flowedit.core.inline.context import cursor_at, fim_context, typed_prompt
 from flowedit.core.inline.session import (
     ORPHAN,
     REST,
@@ -102,15 +102,33 @@ def test_tokens_until_complete_enough_then_the_answer():
 
 def test_a_follow_up_only_when_the_user_typed_on_and_the_endpoint_knows_the_response():
     session = InlineSession()
-    call = _started(session)
-    doc = _typed(keys="x = 1")
-    ctx = fim_context(doc, AT + 5, "a.py")
+    big = "".join(f"def helper_{i}(value):\n    return value * {i}\n\n" for i in range(20)) + TEXT
+    at = big.index("result = ") + AT
+    call = _started(session, text=big, at=at)
+    doc = _typed(big, at, keys="x = 1")
+    ctx = fim_context(doc, at + 5, "a.py")
     assert session.can_follow(call, "x = 1", ctx, True, "resp_1")
     assert not session.can_follow(call, "x = 1", ctx, True, None)  # (not known to the endpoint)
     assert not session.can_follow(call, "x = 1", ctx, False, "resp_1")  # (follow-ups off)
-    follow = _call(at=AT + 5, text=doc.text)
-    session.started(follow, "resp_1", call.depth, "x = 1")
+    follow = _call(at=at + 5, text=doc.text)
+    session.started(follow, "resp_1", call.depth, "x = 1", call.held())
     assert (follow.follows, follow.depth, follow.typed) == ("resp_1", 1, "x = 1")
+    assert follow.held() == call.held() + len(typed_prompt("x = 1", "result = x = 1"))
+    # a small file: its whole context is billed less than the keys' message and the cached rest
+    small = _started(session)
+    assert not session.can_follow(small, "x = 1", fim_context(_typed(keys="x = 1"), AT + 5, "a.py"), True, "r")
+
+
+def test_a_call_typed_on_from_is_offered_for_a_follow_up_and_one_moved_from_is_not():
+    """Asked again before its first token, the new call may continue the one left (`typed_on_from`)."""
+    session = InlineSession()
+    assert session.typed_on_from(URI, _typed(keys="x"), AT + 1) is None  # (no call yet)
+    call = _started(session)
+    assert session.typed_on_from(URI, _typed(keys="x"), AT + 1) == (call, "x")
+    assert session.typed_on_from(URI, _typed(keys="x"), AT) is None  # nothing typed on from it
+    assert session.typed_on_from(URI, _typed(at=0, keys="y"), 1) is None  # moved elsewhere
+    call.failed = "cut off"
+    assert session.typed_on_from(URI, _typed(keys="x"), AT + 1) is None
 
 
 def test_speculation_after_an_answer_never_for_a_metered_endpoint():
@@ -157,6 +175,23 @@ def test_a_rest_warms_up_once_per_idle_period_and_never_metered():
     session.key(URI, AT)
     session.warm_used(warm, continued=True)
     assert session.warm(URI) is None and session.counters.warm_up_hits == 1
+
+
+def test_the_best_place_known_is_the_last_request_else_the_end_of_the_edited_line_else_the_start():
+    """Where a client that never says its cursor likely looks (what a warm-up on open or focus uses)."""
+    session = InlineSession()
+    crlf = "a = 1\r\nresult = \r\nprint(result)\r\n"
+    doc = Document(URI, crlf)
+    assert session.best_place(URI, doc) == 0  # nothing known: the file's start
+    session.key(URI, crlf.index("result") + 2)  # an edit: the end of its line, before the CR LF
+    assert session.best_place(URI, doc) == crlf.index(" \r\nprint") + 1
+    request, _ = session.request(URI, 0.0)
+    session.request_ended(URI, request, 3, None)  # a request's cursor: exactly there
+    assert session.best_place(URI, doc) == 3
+    session.closed(URI)  # kept across a close (the document may open again)
+    assert session.best_place(URI, doc) == 3
+    assert session.best_place(URI, Document(URI, "ab")) == 2  # clamped to a shorter text
+    assert session.best_place(OTHER, doc) == 0
 
 
 def test_closing_ends_everything_of_the_document_and_nothing_else():

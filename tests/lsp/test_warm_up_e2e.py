@@ -5,9 +5,13 @@ process so that what its stand-in is asked, and charged, can be read."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from flowedit.engines.base import Continuation, EngineError, input_tokens, new_input_tokens
+from lsprotocol import types as lsp
+
+from flowedit.core.names import FOCUS
+from flowedit.engines.base import Continuation, EngineError, input_tokens, new_input_tokens, usage_input_tokens
 from flowedit.engines.gateway import Gateway
 
 from tests.lsp.harness import Editor, Recording
@@ -197,5 +201,105 @@ async def test_what_the_calls_cost_is_counted_from_the_endpoints_usage_cached_in
         await gateway.close()
     [first, last] = engine.requests
     assert isinstance(last, Continuation) and counters["cached_input_tokens"] == last.cached_tokens > 500
-    assert counters["input_tokens"] == input_tokens(first) + input_tokens(last)
-    assert counters["input_tokens"] - counters["cached_input_tokens"] == input_tokens(first) + new_input_tokens(last)
+    assert counters["input_tokens"] == usage_input_tokens(first) + usage_input_tokens(last)  # (instructions too)
+    assert counters["input_tokens"] - counters["cached_input_tokens"] == \
+        usage_input_tokens(first) + usage_input_tokens(last) - last.cached_tokens
+
+
+async def test_a_plain_client_warms_on_open_after_a_pause_in_typing_and_on_reopen():
+    """An LSP client that never says where its cursor is (no `flowedit/cursor`): the best place known is
+    warmed — the file's start once it opens, the end of the edited line once typing pauses (no completion
+    was asked there), the last completion's cursor when it opens again; Copilot's `textDocument/didFocus`
+    looks there too, within the same idle period."""
+    engine = Reading()
+    gateway, ed = await _session(engine)
+    try:
+        await _rested(ed)  # opened: nothing known of it but its start
+        ed.type(URI, CURSOR, CURSOR, "z")  # a key, no completion request: the end of its line
+        await _rested(ed, 2)
+        assert [i.insert_text for i in await ed.ghost(URI, CURSOR + 1)] == [ANSWER]  # continues that warm-up
+        await _rested(ed, 3)  # (its own rest: the answer holds the context)
+        ed.client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(URI)))
+        ed.open(URI, ed.text(URI))  # open again: the last completion's cursor
+        await _rested(ed, 4)
+        ed.client.protocol.notify(FOCUS, {"textDocument": {"uri": URI}})  # the same idle period: none
+        counters = await _rested(ed, 5)
+    finally:
+        await ed.stop()
+        await gateway.close()
+    opened, paused, reopened = engine.warmed
+    assert all(warm.generate is False for warm in engine.warmed)
+    assert opened.flowedit["prefix"] == "" and opened.flowedit["suffix"].startswith("def helper_0")
+    assert paused.flowedit["prefix"].endswith("result = z") and paused.flowedit["suffix"].startswith("\nprint")
+    [asked] = _asked_after(engine, "result = z")
+    assert isinstance(asked, Continuation) and asked.cached_tokens == input_tokens(paused)
+    assert reopened.flowedit["prefix"] == paused.flowedit["prefix"]
+    assert counters["warm_ups"] == 3 and counters["warm_ups_skipped"] == 2 and counters["warm_up_hits"] == 1, counters
+
+
+async def test_a_plain_client_on_a_metered_endpoint_warms_nothing():
+    engine = Reading()
+    gateway, ed = await _session(engine, metered=True)
+    try:
+        await _rested(ed)
+        ed.type(URI, CURSOR, CURSOR, "z")
+        counters = await _rested(ed, 2)
+    finally:
+        await ed.stop()
+        await gateway.close()
+    assert engine.warmed == [] and engine.requests == []
+    assert counters["warm_ups"] == 0 and counters["warm_ups_skipped"] == 2, counters
+
+
+class Unfinished(Recording):
+    """The recording stand-in with a long answer, counting the answers it streamed to their end."""
+
+    def __init__(self) -> None:
+        super().__init__(ANSWER + "\n" + "more = 1\n" * 200, rate=400)
+        self.finished = 0
+
+    async def stream(self, request):  # noqa: ANN001, ANN201 - ScriptedEngine's
+        async for token in super().stream(request):
+            yield token
+        self.finished += 1
+
+
+async def test_calls_stopped_early_are_billed_too_and_per_100_keys_is_said():
+    """Ghost text is one line here: each call is stopped upstream once its first line is complete, yet the
+    endpoint billed what it read, and its usage arrives after the stop: the status counts it. Billed = new
+    input + cached input at a tenth; per 100 of the user's keys."""
+    engine = Unfinished()
+    gateway, ed = await _session(engine, inline={"speculate": False})
+    try:
+        for i, key in enumerate("ab"):
+            ed.type(URI, CURSOR + i, CURSOR + i, key)
+            assert [item.insert_text for item in await ed.ghost(URI, CURSOR + i + 1)] == [ANSWER]
+        sent = sum(usage_input_tokens(r) for r in engine.requests)
+        counters = await ed.wait_until(lambda: (c := ed.counters()).get("input_tokens") == sent and c,
+                                       f"{sent} input tokens counted")
+    finally:
+        await ed.stop()
+        await gateway.close()
+    assert len(engine.requests) == 2 and engine.finished == 0 and counters["keys"] == 2, counters
+    cached = sum(r.cached_tokens for r in engine.requests if isinstance(r, Continuation))
+    assert counters["cached_input_tokens"] == cached
+    assert counters["billed_input_tokens"] == round(sent - 0.9 * cached)
+    assert counters["billed_input_per_100_keys"] == round((sent - 0.9 * cached) * 100 / 2)
+
+
+async def test_a_metered_endpoint_waits_out_a_burst_of_keys_for_its_last():
+    """`metered`: the adaptive wait whatever `inline.wait` says — keys typed faster than it leave no call
+    behind them but the first (after a pause) and the last."""
+    engine = Recording(ANSWER, rate=5000)
+    gateway, ed = await _session(engine, metered=True)
+    try:
+        pending = []
+        for i, key in enumerate("abcde"):
+            ed.type(URI, CURSOR + i, CURSOR + i, key)
+            pending.append(asyncio.ensure_future(ed.ghost(URI, CURSOR + i + 1)))
+        answers = await asyncio.gather(*pending)
+    finally:
+        await ed.stop()
+        await gateway.close()
+    assert [i.insert_text for i in answers[-1]] == [ANSWER]
+    assert len(engine.requests) <= 2 and engine.requests[-1].flowedit["prefix"].endswith("result = abcde")

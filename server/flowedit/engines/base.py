@@ -54,6 +54,12 @@ def input_tokens(request: wire.ResponseCreate) -> int:
     return math.ceil(len(wire.response_text(request)) / TOKEN_CHARS)
 
 
+def usage_input_tokens(request: wire.ResponseCreate) -> int:
+    """The input tokens a response's usage reports, as a real endpoint bills them: the input and the
+    instructions (which a continuation sends again: they are not carried over)."""
+    return input_tokens(request) + math.ceil(len(request.instructions or "") / TOKEN_CHARS)
+
+
 def new_input_tokens(request: wire.ResponseCreate) -> int:
     """The input tokens an engine has not read before: all of them, but a continuation's new ones only."""
     return request.new_tokens if isinstance(request, Continuation) else input_tokens(request)

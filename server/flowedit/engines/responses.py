@@ -32,7 +32,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from flowedit.engines.base import Continuation, DropConnection, Engine, EngineError, input_tokens, read_only
+from flowedit.engines.base import (
+    Continuation,
+    DropConnection,
+    Engine,
+    EngineError,
+    input_tokens,
+    read_only,
+    usage_input_tokens,
+)
 from flowedit.engines.habits import Reasoning
 from flowedit.model import wire
 
@@ -66,7 +74,7 @@ class ResponseRun:
         self._send = send
         self._gone = gone
         self._model = getattr(engine, "serves_as", None) or request.model or engine.name
-        self._input_tokens = input_tokens(request)
+        self._input_tokens = usage_input_tokens(request)
         self._cached_tokens = request.cached_tokens if isinstance(request, Continuation) else 0
         self._created_at = int(time.time())
         self._pump: asyncio.Task[None] | None = None

@@ -470,7 +470,14 @@ def _register_copilot_next_edits(server: FloweditServer) -> None:
 
     @server.feature(names.FOCUS)
     def did_focus(ls: FloweditServer, params: Any) -> None:
-        pass  # (Copilot's clients send it as the user changes buffers: nothing to do, nothing to log)
+        # Copilot's clients send it as the user changes buffers: the user looks at that document (warming)
+        from flowedit.core.plain import plain
+
+        given = plain(params)
+        document = given.get("textDocument") if isinstance(given, dict) else None
+        uri = document.get("uri") if isinstance(document, dict) else None
+        if isinstance(uri, str):
+            ls.completer.warming.looks(uri)
 
 
 def _register_completions(server: FloweditServer) -> None:

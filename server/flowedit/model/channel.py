@@ -49,7 +49,7 @@ class Channel:
         self._on_lane_end = on_lane_end
         self._on_closed = on_closed
         self._lanes: dict[str | None, Lane] = {}
-        self._draining: set[str] = set()  # interrupted ids whose late frames are still arriving
+        self._draining: dict[str, Lane] = {}  # interrupted ids whose late frames are still arriving, their lanes
         self._stale = Stale()  # responses stopped here: their late events are dropped, never re-routed
         self._verdict: asyncio.Future[str] | None = None
         self._fate: tuple[str, Failure] | None = None  # set when flowedit itself closes the socket
@@ -125,7 +125,7 @@ class Channel:
             return False
         del self._lanes[lane.stream_id]
         if lane.stream_id is not None:
-            self._draining.add(lane.stream_id)
+            self._draining[lane.stream_id] = lane
         return True
 
     def retire(self) -> None:
@@ -224,7 +224,9 @@ class Channel:
         lane = self._lanes.get(key)
         if lane is None:
             if key in self._draining and _ends_response(event):
-                self._draining.discard(key)  # the server is done with that id: reusable
+                late = self._draining.pop(key)  # the server is done with that id: reusable
+                if isinstance(event, wire.ResponseLifecycle):
+                    late.billed(event.response.usage)  # (an interrupted response is billed for what it read)
             elif isinstance(event, wire.ErrorEvent):
                 log.warning("model socket %s: error for no open lane: %s", self.label, event.error.message)
             return

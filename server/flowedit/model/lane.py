@@ -55,6 +55,8 @@ class Lane:
         self.model: str | None = None  # the model the response says answered (OpenAI: the resolved name)
         self.incomplete_reason: str | None = None
         self.usage: dict[str, Any] | None = None  # the terminal event's token counts, when the endpoint sends them
+        # told the usage once it is known: at the end, or later for an interrupted response (`billed`)
+        self.on_usage: Callable[[dict[str, Any]], None] = lambda usage: None
         self._on_interrupt = on_interrupt
         self.on_hold: Callable[[], None] = lambda: None
         self.held_until: float | None = None  # see `hold`
@@ -178,7 +180,7 @@ class Lane:
                 return True
             self._put(event)
             if event.terminal:
-                self.usage = event.response.usage if isinstance(event.response.usage, dict) else None
+                self.billed(event.response.usage)
                 if event.type == "response.incomplete":
                     self.incomplete_reason = str((event.response.incomplete_details or {}).get("reason", ""))
                 self.end(_END)
@@ -189,6 +191,13 @@ class Lane:
             return True
         self._put(event)
         return False
+
+    def billed(self, usage: Any) -> None:
+        """The response ended with `usage` (the endpoint's token counts; not a dict: none sent): kept, and
+        told to `on_usage` once — also for a response this lane stopped, whose end the socket still reads."""
+        if isinstance(usage, dict) and self.usage is None:
+            self.usage = usage
+            self.on_usage(usage)
 
     async def _arrival(self) -> None:
         """Wait until something is queued."""

@@ -7,11 +7,12 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from flowedit.core.inline.context import FimContext
+from flowedit.core.inline.context import FimContext, typed_prompt
 from flowedit.core.inline.shape import Cursor, complete_enough, shape
 from flowedit.core.text.document import Document
 
 ANCHOR = 200  # characters around the cursor that must be unchanged for a running answer to be reused
+CACHED_INPUT_RATE = 0.1  # what a cached input token costs against a new one (OpenAI's GPT-5 family: a tenth)
 WAIT = object()  # what `answer_of` says while the call may still answer: wait for its next token
 _call_ids = itertools.count(1)
 
@@ -40,10 +41,18 @@ class Counters:
     # what the calls cost a user who pays per token, as the endpoint reported it (its usage; warm-ups included)
     input_tokens: int = 0  # every input token the calls sent
     cached_input_tokens: int = 0  # ... of which the endpoint had read before (billed at a discount where cached)
+    keys: int = 0  # the user's edits (a rewrite's are not keys): what "per 100 keys" counts
 
     def as_dict(self) -> dict[str, int]:
-        """Every counter by name."""
-        return dict(vars(self))
+        """Every counter by name, and what the input cost: `billed_input_tokens` (new input tokens, plus the
+        cached ones at `CACHED_INPUT_RATE`) and the same per 100 keys."""
+        billed = self.billed_input_tokens()
+        per_100 = round(billed * 100 / self.keys) if self.keys else 0
+        return {**vars(self), "billed_input_tokens": round(billed), "billed_input_per_100_keys": per_100}
+
+    def billed_input_tokens(self) -> float:
+        """The input tokens billed, counting a cached one as `CACHED_INPUT_RATE` of a new one."""
+        return self.input_tokens - self.cached_input_tokens * (1 - CACHED_INPUT_RATE)
 
     def billed(self, usage: dict | None) -> None:
         """Count the input tokens of one call's `usage` (the response's, when the endpoint sends one)."""
@@ -77,6 +86,7 @@ class Call:
     follows: str | None = None  # the response it continues (`previous_response_id`), sending `typed` only
     typed: str = ""
     depth: int = 0  # follow-ups in a row up to this one
+    earlier: int = 0  # a follow-up: the characters the endpoint holds of the response it continues
     id: int = field(default_factory=lambda: next(_call_ids))
 
     @classmethod
@@ -95,6 +105,13 @@ class Call:
     def suffix(self) -> str:
         """The suffix the model was asked with."""
         return self.ctx.suffix
+
+    def held(self) -> int:
+        """About how many characters the endpoint holds of this call's response: what it was sent (with the
+        earlier turns, for a follow-up) and what it wrote so far — what a call continuing it reads again."""
+        sent = self.earlier + len(typed_prompt(self.typed, self.cursor.line_prefix)) if self.follows is not None \
+            else len(self.ctx.prompt())
+        return sent + len(self.raw)
 
     def typed_since(self, doc: Document, offset: int) -> str | None:
         """What the user typed at the cursor since this call started, or None if the context moved."""

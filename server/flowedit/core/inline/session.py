@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from flowedit.core.inline.actions import Action, Arm, Disarm, StopCall, Supersede
 from flowedit.core.inline.cache import CompletionCache, Suggestion
-from flowedit.core.inline.calls import Call, Counters
-from flowedit.core.inline.context import MAX_FOLLOWUPS, FimContext, continues
+from flowedit.core.inline.calls import CACHED_INPUT_RATE, Call, Counters
+from flowedit.core.inline.context import MAX_FOLLOWUPS, FimContext, continues, typed_prompt
 from flowedit.core.inline.debounce import AdaptiveDebounce
 from flowedit.core.inline.patience import Patience
 from flowedit.core.inline.warmup import WarmUps
@@ -33,6 +33,7 @@ ORPHAN_GRACE_S = 0.3  # a call whose request the editor cancelled waits this lon
 CUT_OFF_QUIET_S = 60.0  # a cut-off completion is said at most once this long
 SHOWN_KEPT = 200  # suggestions remembered for partial accepts
 RECENT_KEPT = 10  # documents whose last edit gives snippets to the others
+PLACES_KEPT = 100  # documents whose last known place (an edit, a request) is remembered, closed ones too
 SPECULATE, REST, ORPHAN = "speculate", "rest", "orphan"  # a document's timers
 _suggestion_ids = itertools.count(1)
 _request_ids = itertools.count(1)
@@ -74,6 +75,8 @@ class InlineSession:
     docs: dict[str, DocumentState] = field(default_factory=dict)
     shown: OrderedDict[int, Suggestion] = field(default_factory=OrderedDict)
     recent: OrderedDict[str, int] = field(default_factory=OrderedDict)  # uri -> its last edit, most recent last
+    # uri -> (offset, exact) of the last place known of it: a request's cursor (exact) or an edit's start
+    places: OrderedDict[str, tuple[int, bool]] = field(default_factory=OrderedDict)
     cut_told_at: float | None = None
 
     def state(self, uri: str, debounce_s: tuple[float, float] = (0.03, 0.35)) -> DocumentState:
@@ -116,6 +119,7 @@ class InlineSession:
     def request_ended(self, uri: str, request: int, offset: int, version: int | None) -> list[Action]:
         """`request` was answered (or not): if it still owned `uri`, the user now reads, or types on — the
         cursor rests at `offset` of `version` (None: no warm-up wanted)."""
+        self._place(uri, offset, exact=True)
         if not self.current(uri, request):
             return []
         self.docs[uri].request = None
@@ -144,6 +148,14 @@ class InlineSession:
         call.adopted += 1
         return call, typed
 
+    def typed_on_from(self, uri: str, doc: Document, offset: int) -> tuple[Call, str] | None:
+        """The call of `uri` the user typed on from (at `offset` of `doc`) and what was typed since, when a
+        new call is asked for anyway (asked again): the new call may continue it (`can_follow`)."""
+        state = self.docs.get(uri)
+        call = state.call if state is not None else None
+        typed = call.typed_since(doc, offset) if call is not None and not call.failed else None
+        return (call, typed) if call is not None and typed else None
+
     def _ask_again(self, call: Call, typed: str, now: float) -> bool:
         """Whether to leave `call`, typed past (`typed`) before its first token, for a new one (patience.py)."""
         if not typed or call.raw or call.done or not self.patience.ask_again(now - call.started):
@@ -158,9 +170,14 @@ class InlineSession:
 
     def can_follow(self, call: Call, typed: str, ctx: FimContext, followups: bool, response_id: str | None) -> bool:
         """Whether a call for `ctx` can continue `call` (answered as `response_id`), sending only `typed`: the
-        user typed on from it and nothing else in the context changed (at most `MAX_FOLLOWUPS` in a row)."""
+        user typed on from it and nothing else in the context changed (at most `MAX_FOLLOWUPS` in a row), and
+        it is billed less than the whole context — the keys' message, plus what the endpoint holds of `call`
+        at the cached rate (a small file's whole context can be the cheaper)."""
         known = response_id is not None
-        return followups and call.depth < MAX_FOLLOWUPS and known and continues(call.ctx, typed, ctx)
+        if not (followups and call.depth < MAX_FOLLOWUPS and known and continues(call.ctx, typed, ctx)):
+            return False
+        line = ctx.prefix[ctx.prefix.rfind("\n") + 1 :]
+        return len(typed_prompt(typed, line)) + CACHED_INPUT_RATE * call.held() < len(ctx.prompt())
 
     def delay(self, uri: str, invoked: bool) -> float:
         """How long a request waits before a new call (the adaptive debounce)."""
@@ -181,12 +198,14 @@ class InlineSession:
         call.done = True
         return [StopCall(call)]
 
-    def started(self, call: Call, follows: str | None = None, depth: int = 0, typed: str = "") -> list[Action]:
-        """`call` starts for its document (continuing the response `follows`, sending `typed` only): the one
-        before it stops (at most one call in flight per document)."""
+    def started(self, call: Call, follows: str | None = None, depth: int = 0, typed: str = "",
+                earlier: int = 0) -> list[Action]:
+        """`call` starts for its document (continuing the response `follows`, of which the endpoint holds
+        `earlier` characters, sending `typed` only): the one before it stops (at most one call in flight per
+        document)."""
         actions = self.stop(call.uri)
         if follows is not None:
-            call.follows, call.depth, call.typed = follows, depth + 1, typed
+            call.follows, call.depth, call.typed, call.earlier = follows, depth + 1, typed, earlier
         self.state(call.uri).call = call
         self.counters.model_calls += 1
         self.counters.speculative_calls += call.speculative
@@ -260,6 +279,21 @@ class InlineSession:
         self.recent[uri] = offset
         while len(self.recent) > RECENT_KEPT:
             self.recent.popitem(last=False)
+        self._place(uri, offset, exact=False)
+
+    def _place(self, uri: str, offset: int, *, exact: bool) -> None:
+        self.places.pop(uri, None)
+        self.places[uri] = (offset, exact)
+        while len(self.places) > PLACES_KEPT:
+            self.places.popitem(last=False)
+
+    def best_place(self, uri: str, text: Document) -> int:
+        """Where the user most likely looks in `text` when no client said where the cursor is: the last
+        request's cursor, else the end of the last edited line, else the file's start (also across a close and
+        reopen of the document)."""
+        offset, exact = self.places.get(uri, (0, True))
+        offset = min(offset, len(text.text))
+        return offset if exact else text.line_end(text.line_of(offset))
 
     def speculate(self, uri: str, ahead: Speculation, wanted: bool, metered: bool) -> list[Action]:
         """A suggestion was answered for `uri`: ask for the one that would follow its acceptance (`ahead`),

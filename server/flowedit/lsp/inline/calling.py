@@ -53,7 +53,7 @@ async def run_call(host: Host, session: InlineSession, stream: ModelStream) -> N
         log.exception("completion stream crashed")
         failed = repr(exc)
     finally:
-        session.ended(stream, failed, stream.lane.usage if stream.lane is not None else None)
+        session.ended(stream, failed, None)  # (billed as its usage arrives: `runs_on`)
         stream.changed.set()
         host.send_status(request=figures(stream))
         log.debug("completion model call ended: %s; counters %s", figures(stream), session.counters.as_dict())
@@ -61,7 +61,7 @@ async def run_call(host: Host, session: InlineSession, stream: ModelStream) -> N
 
 async def _read(host: Host, session: InlineSession, stream: ModelStream, link, create: wire.ResponseCreate) -> None:
     asking = Asking(link, as_sent(create, "inline", host.settings, link),
-                    on_lane=lambda lane: setattr(stream, "lane", lane))
+                    on_lane=lambda lane: stream.runs_on(lane, session.counters))
     async for event in asking:
         if isinstance(event, wire.OutputTextDelta) and event.delta:
             session.token(stream, event.delta, asyncio.get_running_loop().time())

@@ -153,8 +153,15 @@ class InlineCompleter:
                 return self.session.remember(stream, typed, answer, reused=True)
             # (typed to its end, or accepted: what follows needs a call of its own)
             follow = self.can_follow(stream, typed, ctx)  # type: ignore[arg-type]
+        elif (left := self.session.typed_on_from(uri, doc, offset)) is not None:
+            # asked again before its first token: the new call may still continue the one left (its input is
+            # read already), sending the keys typed since — a slow model's burst is billed keys, not contexts
+            follow = self.can_follow(left[0], left[1], ctx)  # type: ignore[arg-type]
+            typed = left[1] if follow is not None else ""
         self.perform(self.session.stop(uri))  # diverged or moved: never answer from a stale call
-        delay = self.session.delay(uri, invoked) if settings.wait == "adaptive" else 0.0
+        # (a metered endpoint trades latency for calls: the adaptive wait, whatever `inline.wait` says)
+        adaptive = settings.wait == "adaptive" or self.host.settings.metered
+        delay = self.session.delay(uri, invoked) if adaptive else 0.0
         if delay > 0:
             version = doc.version
             done, _ = await asyncio.wait({superseded}, timeout=delay)
@@ -194,7 +201,8 @@ class InlineCompleter:
     def _start(self, stream: ModelStream, follow: ModelStream | None = None, typed: str = "") -> ModelStream:
         """Start the model call `stream`; with `follow`, one continuing that call's response with `typed` only."""
         follows = follow.lane.response_id if follow is not None and follow.lane is not None else None
-        self.perform(self.session.started(stream, follows, follow.depth if follow is not None else 0, typed))
+        self.perform(self.session.started(stream, follows, follow.depth if follow is not None else 0, typed,
+                                          follow.held() if follow is not None else 0))
         stream.task = asyncio.ensure_future(run_call(self.host, self.session, stream))
         return stream
 
@@ -256,11 +264,14 @@ class InlineCompleter:
 
     # ------------------------------------------------------------------ the server's Feature (lsp/feature.py)
     def opened(self, doc: Document) -> None:
-        pass  # (nothing to learn before the user types or asks)
+        self.warming.looks(doc.uri)  # (a plain client: the context where the user likely looks goes ahead)
 
     def changed(self, doc: Document, at: int | None) -> None:
         if at is not None:
             self.document_edited(doc.uri, at)
+            if not self.host.rewriting(doc.uri):  # (a rewrite's own edits: the user is not there, no key)
+                self.counters.keys += 1
+                self.warming.looks(doc.uri)
 
     def closed(self, uri: str) -> None:
         """Everything of `uri` ends: its call, the speculative call to come, warm-ups, cached suggestions."""

@@ -34,6 +34,12 @@ class ModelStream(Call):
     task: asyncio.Task | None = None
     warm_up: bool = False  # context sent ahead with generate: false (lsp/inline/warming.py)
 
+    def runs_on(self, lane: Lane, counters: Counters) -> None:
+        """The call streams on `lane`: what the endpoint bills for it goes to `counters` once known (for a
+        call stopped early too: its end arrives after it)."""
+        self.lane = lane
+        lane.on_usage = counters.billed
+
 
 def whole_request(ctx: FimContext, max_tokens: int) -> wire.ResponseCreate:
     """The request carrying the whole context `ctx` (a warm-up sends the same, for the call that continues it)."""

@@ -43,10 +43,24 @@ class Warming:
         self.completer = completer
         self.policy = completer.session.warm_ups
         self.refused: set[str | None] = set()  # endpoints (as set) that refused `generate: false`: asked no more
+        self.cursor_told = False  # the client says where the cursor is (`flowedit/cursor`, flowedit's packages)
 
     def rests_at(self, uri: str, offset: int) -> None:
-        """The cursor of `uri` is at `offset` (the user looks there): once nothing else comes for
-        `WARM_AFTER_S`, the context there is sent ahead."""
+        """The client says the cursor of `uri` is at `offset` (the user looks there): once nothing else comes
+        for `WARM_AFTER_S`, the context there is sent ahead."""
+        self.cursor_told = True
+        self._rest(uri, offset)
+
+    def looks(self, uri: str) -> None:
+        """`uri` was opened, got focus or was edited, and the client never says where its cursor is (a plain
+        LSP client): the user likely looks at the best place known (`InlineSession.best_place`); once nothing
+        else comes for `WARM_AFTER_S`, the context there is sent ahead (a completion request meanwhile
+        rests at its own cursor instead)."""
+        doc = self.completer.host.docs.get(uri)
+        if not self.cursor_told and doc is not None:
+            self._rest(uri, self.completer.session.best_place(uri, doc))
+
+    def _rest(self, uri: str, offset: int) -> None:
         host = self.completer.host
         doc = host.docs.get(uri)
         if doc is not None and host.settings.inline.enabled:
@@ -84,7 +98,7 @@ class Warming:
             create = whole_request(stream.ctx, host.settings.inline.max_tokens)
             create = create.model_copy(update={"model": model, "generate": False})
             async for _ in Asking(link, as_sent(create, "inline", host.settings, link),
-                                  on_lane=lambda lane: setattr(stream, "lane", lane)):
+                                  on_lane=lambda lane: stream.runs_on(lane, self.completer.session.counters)):
                 pass  # (nothing is generated: the response ends once the endpoint has read the context)
         except (ModelFailure, RuntimeError) as exc:
             failed = str(exc)
@@ -95,7 +109,7 @@ class Warming:
             log.exception("warm-up crashed")
             failed = repr(exc)
         finally:
-            self.completer.session.ended(stream, failed, stream.lane.usage if stream.lane is not None else None)
+            self.completer.session.ended(stream, failed, None)  # (billed as its usage arrives: `runs_on`)
             stream.changed.set()
 
     async def continued(self, uri: str, doc: Document, offset: int, ctx: FimContext, superseded: asyncio.Future):

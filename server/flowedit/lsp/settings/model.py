@@ -130,7 +130,8 @@ class Settings(BaseModel):
     followups: bool = True
     # false: the provider is asked to keep no copy of requests and answers (OpenAI stores them by default)
     store: bool = False
-    # the endpoint bills every call: no warm-ups (inline.warm_up) are sent
+    # the endpoint bills every call: fewer calls for later ghost text — the adaptive wait (inline.wait), no
+    # speculative call (inline.speculate), no warm-up (inline.warm_up)
     metered: bool = False
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
