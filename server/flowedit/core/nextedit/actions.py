@@ -27,13 +27,15 @@ class Disarm:
 
 @dataclass(frozen=True)
 class Predict:
-    """Ask the model for `doc`'s next edit (run `run`), the cursor at `cursor`, from the recent `events`."""
+    """Ask the model for `doc`'s next edit (run `run`), the cursor at `cursor`, from the recent `events`; the
+    edits the user dismissed there (`dismissed`, diff hunks) are not to be suggested again."""
 
     doc: Document
     run: int
     cursor: int
     events: tuple[EditEvent, ...]
     edit_at: float  # when the last edit was made (a prediction's `ms` counts from it)
+    dismissed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

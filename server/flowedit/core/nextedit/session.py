@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowedit.core.nextedit.actions import Action, Arm, Cancel, Clear, Disarm, Predict, Show
+from flowedit.core.nextedit.dismissals import Dismissals
 from flowedit.core.nextedit.history import EditHistory
 from flowedit.core.nextedit.prediction import (
     NextEditContext,
@@ -33,8 +34,8 @@ from flowedit.core.nextedit.prediction import (
 )
 from flowedit.core.text.document import Change, Document
 
-COUNTERS = ("requests", "predictions", "empty", "rejected", "stale", "interrupted", "accepted", "dismissed",
-            "typed_over", "failed", "cut", "shown")
+COUNTERS = ("requests", "predictions", "empty", "rejected", "dismissed_before", "stale", "interrupted", "accepted",
+            "dismissed", "typed_over", "failed", "cut", "shown")
 _prediction_ids = itertools.count(1)
 _run_ids = itertools.count(1)
 
@@ -57,6 +58,7 @@ class DocState:
 
     doc: Document
     history: EditHistory
+    dismissals: Dismissals  # the edits the user dismissed here, not shown again while their text stays
     cursor: int = 0  # where its cursor was last seen
     edited_line: int | None = None  # the line of the last edit not yet predicted from
     due: float | None = None  # when the idle pause after the last edit ends (a prediction is to come)
@@ -87,9 +89,9 @@ class NextEditSession:
         """Follow `doc`'s edits from now on (`clock` dates them); a document opened again starts afresh."""
         if doc.uri in self.docs:
             self.closed(doc.uri)
-        history = EditHistory(clock, doc)
-        doc.observers.append(history)
-        self.docs[doc.uri] = DocState(doc, history)
+        history, dismissals = EditHistory(clock, doc), Dismissals(doc)
+        doc.observers += [history, dismissals]
+        self.docs[doc.uri] = DocState(doc, history, dismissals)
 
     def closed(self, uri: str) -> None:
         """Everything of `uri` ends: its timer, its running prediction, the one shown, its history."""
@@ -99,8 +101,9 @@ class NextEditSession:
         self._disarm(st)
         self._stop(st)
         self._drop(st, "closed", tell=False)
-        if st.history in st.doc.observers:
-            st.doc.observers.remove(st.history)
+        for observer in (st.history, st.dismissals):
+            if observer in st.doc.observers:
+                st.doc.observers.remove(observer)
 
     def edited(self, uri: str, now: float, idle_s: float, by_user: bool = True, enabled: bool = True) -> None:
         """`uri` changed: the running prediction is stale, the one shown moves with the text or is dropped;
@@ -163,7 +166,8 @@ class NextEditSession:
         self._stop(st)
         self.counters["requests"] += 1
         st.running = Run(next(_run_ids), st.cursor, last.at)
-        self._out.append(Predict(st.doc, st.running.id, st.cursor, tuple(st.history.recent()), last.at))
+        self._out.append(Predict(st.doc, st.running.id, st.cursor, tuple(st.history.recent()), last.at,
+                                 st.dismissals.hunks()))
 
     def _disarm(self, st: DocState) -> None:
         if st.due is not None:
@@ -199,6 +203,7 @@ class NextEditSession:
         doc = st.doc
         region = settled_region(answer, ctx.region)
         edits = minimal_edits(ctx.region, region, ctx.region_start) if region is not None else []
+        edits = st.dismissals.without(edits) if doc.version == ctx.version else []
         if edits and edits != r.shown and doc.version == ctx.version and not reverts(edits, doc.text, ctx.last_edit):
             r.shown = edits
             self._show(st, Prediction(next(_prediction_ids), doc.uri, edits, doc.version, cursor=r.cursor,
@@ -240,6 +245,9 @@ class NextEditSession:
             return "empty"
         if reverts(edits, doc.text, ctx.last_edit):
             return "rejected"  # (a prediction that undoes the last edit)
+        edits = st.dismissals.without(edits)
+        if not edits:
+            return "dismissed_before"  # (the user dismissed this very edit here, and the text there is the same)
         current = self.live(doc.uri)
         if current is not None and current.edits == edits and current.meta.get("streaming"):
             current.meta = meta  # (shown while it streamed, the same edits: the same prediction, no redraw)
@@ -282,6 +290,8 @@ class NextEditSession:
         self._stop(st)
         if st.prediction is None:
             return False
+        if st.prediction.live:
+            st.dismissals.remember(st.prediction.edits)
         self.counters["dismissed"] += 1
         self._drop(st, "dismissed")
         return True

@@ -146,7 +146,7 @@ class NextEdits:
     def _start(self, action: Predict) -> None:
         doc, s = action.doc, self.host.settings.next_edit
         ctx = next_edit_context(doc, min(action.cursor, len(doc.text)), uri_path(doc.uri), action.events,
-                                s.region_tokens, s.context_tokens)
+                                s.region_tokens, s.context_tokens, dismissed=action.dismissed)
         self.session.started(doc.uri, action.run, ctx)
         task = asyncio.ensure_future(self._predict(doc.uri, action.run, ctx, action.edit_at))
         self._runs[action.run] = task
