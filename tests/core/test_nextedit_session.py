@@ -284,6 +284,43 @@ def test_a_dismissed_edit_comes_back_in_a_document_opened_again_and_the_context_
     assert session.docs[URI].dismissals.held == [] and doc.observers.count(session.docs[URI].dismissals) == 1
 
 
+def test_the_edit_that_applies_an_accepted_prediction_asks_for_the_next_one_at_once_when_speculating():
+    for speculate in (True, False):
+        session, glue, doc = _opened()
+        _rename_width(session, doc)
+        _predict_and_answer(session, glue, doc, _answer(doc))
+        prediction = session.accept(URI, speculate=speculate)
+        glue.flush()
+        doc.apply_changes([Change(e.start, e.end, e.text) for e in reversed(prediction.edits)], doc.version + 1)
+        session.edited(URI, 5.0, IDLE)
+        actions = glue.flush()
+        if speculate:
+            assert [type(a) for a in actions] == [Predict] and actions[0].speculative
+            assert session.counters["speculative"] == 1 and session.counters["requests"] == 2
+        else:
+            assert actions == [Arm(URI, 5.0 + IDLE)] and session.counters["speculative"] == 0
+        # (the next edit waits for the pause again)
+        doc.apply_changes([Change(0, 0, "#")], doc.version + 1)
+        session.edited(URI, 6.0, IDLE)
+        assert Arm(URI, 6.0 + IDLE) in glue.flush()
+
+
+def test_ghost_text_accepted_after_its_edit_came_speculates_at_once():
+    session, glue, doc = _opened("x = old(1)\ny = 2\n")
+    doc.apply_changes([Change(11, 12, "z")], 2)
+    session.edited(URI, 0.0, IDLE)
+    session.hurry(URI, 0)
+    glue.flush()
+    glue.answer(URI, "x = new(1)\nz = 2\n", 1.0)
+    prediction = glue.flush()[0].prediction
+    doc.apply_changes([Change(4, 7, "new")], 3)  # (the editor's edit comes first, then the item's command)
+    session.edited(URI, 2.0, IDLE)
+    glue.flush()
+    session.accepted_inline(URI, prediction.id, speculate=True)
+    actions = glue.flush()
+    assert [type(a) for a in actions] == [Disarm, Predict] and actions[1].speculative
+
+
 # ---------------------------------------------------------------------------- a state machine
 WORDS = st.sampled_from(["width", "size", "x", "\n", " ", "中", "😀"])
 
@@ -409,12 +446,12 @@ class NextEditMachine(RuleBasedStateMachine):
         uri = data.draw(st.sampled_from(sorted(self.docs)))
         live = self.session.live(uri)
         if what == "accept":
-            assert self.session.accept(uri) is live
+            assert self.session.accept(uri, speculate=data.draw(st.booleans())) is live
         elif what == "dismiss":
             self.session.dismiss(uri)
             self.dismissed[uri] += [self._lines(self.docs[uri], e) for e in (live.edits if live else [])]
         elif what == "inline" and live is not None:
-            self.session.accepted_inline(uri, live.id)
+            self.session.accepted_inline(uri, live.id, speculate=data.draw(st.booleans()))
         elif what == "hurry":
             self.session.hurry(uri, data.draw(st.integers(0, len(self.docs[uri].text))))
         elif what == "close":
@@ -447,6 +484,7 @@ class NextEditMachine(RuleBasedStateMachine):
         c = self.session.counters
         assert min(c.values()) >= 0
         assert c["requests"] == sum(isinstance(a, Predict) for a in self.glue.log)
+        assert c["speculative"] == sum(isinstance(a, Predict) and a.speculative for a in self.glue.log)
         ended = sum(c[k] for k in ("predictions", "empty", "rejected", "dismissed_before", "stale", "interrupted",
                                    "failed"))
         assert c["requests"] == ended + len(self.glue.running)

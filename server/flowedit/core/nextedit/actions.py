@@ -36,6 +36,7 @@ class Predict:
     events: tuple[EditEvent, ...]
     edit_at: float  # when the last edit was made (a prediction's `ms` counts from it)
     dismissed: tuple[str, ...] = ()
+    speculative: bool = False  # asked right after an accept, without waiting for the user's pause
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from flowedit.core.nextedit.prediction import (
 from flowedit.core.text.document import Change, Document
 
 COUNTERS = ("requests", "predictions", "empty", "rejected", "dismissed_before", "stale", "interrupted", "accepted",
-            "dismissed", "typed_over", "failed", "cut", "shown")
+            "dismissed", "typed_over", "failed", "cut", "shown", "speculative")
 _prediction_ids = itertools.count(1)
 _run_ids = itertools.count(1)
 
@@ -65,6 +65,7 @@ class DocState:
     running: Run | None = None
     prediction: Prediction | None = None  # the one shown (it may have stopped applying: `live`)
     made: int | None = None  # the last prediction the user made in full (by hand or as ghost text)
+    speculate: bool = False  # a prediction was accepted: the edit that makes it predicts at once
 
 
 def _ms(seconds: float) -> float:
@@ -123,6 +124,9 @@ class NextEditSession:
             return
         st.edited_line = history.last_line
         st.cursor = history.last_offset if history.last_offset is not None else 0
+        if st.speculate:  # (the accepted edit: the next one is asked for now, not after the idle pause)
+            self._start(st, enabled, speculative=True)
+            return
         st.due = now + idle_s
         self._out.append(Arm(uri, st.due))
 
@@ -157,17 +161,19 @@ class NextEditSession:
         st = self.docs.get(uri)
         return st.running.id if st is not None and st.running is not None else None
 
-    def _start(self, st: DocState, enabled: bool) -> None:
+    def _start(self, st: DocState, enabled: bool, speculative: bool = False) -> None:
         self._disarm(st)
+        st.speculate = False
         last = st.history.last
         if last is None or not enabled:
             return
         st.edited_line = None
         self._stop(st)
         self.counters["requests"] += 1
+        self.counters["speculative"] += speculative
         st.running = Run(next(_run_ids), st.cursor, last.at)
         self._out.append(Predict(st.doc, st.running.id, st.cursor, tuple(st.history.recent()), last.at,
-                                 st.dismissals.hunks()))
+                                 st.dismissals.hunks(), speculative))
 
     def _disarm(self, st: DocState) -> None:
         if st.due is not None:
@@ -296,31 +302,37 @@ class NextEditSession:
         self._drop(st, "dismissed")
         return True
 
-    def accept(self, uri: str, prediction_id: int | None = None) -> Prediction | None:
+    def accept(self, uri: str, prediction_id: int | None = None, speculate: bool = False) -> Prediction | None:
         """The user accepts the prediction shown for `uri` (`prediction_id`, if given): it is handed back for
-        the glue to apply, and cleared; the rest of its answer, if it still streams, is not wanted."""
+        the glue to apply, and cleared; the rest of its answer, if it still streams, is not wanted. With
+        `speculate`, the edit that applies it predicts the next one at once (no idle pause)."""
         prediction, st = self.live(uri), self.docs.get(uri)
         if st is None or prediction is None or (prediction_id is not None and prediction.id != prediction_id):
             return None
         self._stop(st)
         self._drop(st, "accepted")
+        st.speculate = speculate
         return prediction
 
     def applied(self, ok: bool) -> None:
         """The editor answered the accepted prediction's edit: applied or not."""
         self.counters["accepted"] += ok
 
-    def accepted_inline(self, uri: str, prediction_id: int) -> None:
-        """The editor applied the prediction itself (as ghost text): count it, and it is done."""
+    def accepted_inline(self, uri: str, prediction_id: int, speculate: bool = False, enabled: bool = True) -> None:
+        """The editor applied the prediction itself (as ghost text): count it, and it is done; with
+        `speculate`, the next one is predicted at once (or by the edit that applies it, still to come)."""
         st = self.docs.get(uri)
         if st is None:
             return
         if st.prediction is not None and st.prediction.id == prediction_id:
             self.counters["accepted"] += 1
             self._drop(st, "accepted")
+            st.speculate = speculate
         elif st.made == prediction_id:  # (its edit reached the server first)
             self.counters["accepted"] += 1
             st.made = None
+            if speculate and st.due is not None:
+                self._start(st, enabled, speculative=True)
 
     def offered(self, uri: str, first_line: int, last_line: int) -> Prediction | None:
         """The prediction to offer as a code action on lines `first_line`..`last_line`: when they touch a
