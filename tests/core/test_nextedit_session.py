@@ -220,14 +220,19 @@ def test_closing_ends_the_timer_the_call_and_the_prediction_of_that_document_onl
     assert [type(a) for a in glue.flush()] == [Cancel] and session.docs == {}
 
 
-def test_ghost_text_and_the_code_action_come_from_the_prediction_shown():
+def _old_renamed_new() -> tuple[NextEditSession, Glue, Document, Prediction]:
+    """`y` renamed `z` below `x = old(1)`, and the prediction `old` → `new` shown."""
     session, glue, doc = _opened("x = old(1)\ny = 2\n")
     doc.apply_changes([Change(11, 12, "z")], 2)
     session.edited(URI, 0.0, IDLE)
     session.hurry(URI, 0)
     glue.flush()
     glue.answer(URI, "x = new(1)\nz = 2\n", 1.0)
-    glue.flush()
+    return session, glue, doc, glue.flush()[0].prediction
+
+
+def test_ghost_text_and_the_code_action_come_from_the_prediction_shown():
+    session, glue, doc, _ = _old_renamed_new()
     prediction, change = session.ghost(URI, 2) or (None, None)
     assert change == Change(2, 7, "= new")
     assert session.ghost(URI, 5) is None  # (the cursor past the edit's start)
@@ -306,13 +311,7 @@ def test_the_edit_that_applies_an_accepted_prediction_asks_for_the_next_one_at_o
 
 
 def test_ghost_text_accepted_after_its_edit_came_speculates_at_once():
-    session, glue, doc = _opened("x = old(1)\ny = 2\n")
-    doc.apply_changes([Change(11, 12, "z")], 2)
-    session.edited(URI, 0.0, IDLE)
-    session.hurry(URI, 0)
-    glue.flush()
-    glue.answer(URI, "x = new(1)\nz = 2\n", 1.0)
-    prediction = glue.flush()[0].prediction
+    session, glue, doc, prediction = _old_renamed_new()
     doc.apply_changes([Change(4, 7, "new")], 3)  # (the editor's edit comes first, then the item's command)
     session.edited(URI, 2.0, IDLE)
     glue.flush()
