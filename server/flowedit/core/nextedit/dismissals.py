@@ -82,10 +82,6 @@ class Dismissals:
             out.append(EditEvent(0.0, self.doc.line_of(lo), held[0].lines, new).hunk())
         return tuple(out)
 
-    def clear(self) -> None:
-        """Forget every dismissal."""
-        self.held.clear()
-
     # ------------------------------------------------------------------ a Document observer
     def on_change(self, change: Change, before: Text) -> None:
         """Follow `change`: held edits after it move, the ones whose lines it touches are forgotten."""
