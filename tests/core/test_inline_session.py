@@ -66,6 +66,17 @@ def test_a_dismissed_suggestion_is_not_offered_again_at_the_same_text_from_the_c
     assert session.dismissals == {}
 
 
+def test_a_dismissal_ends_the_speculation_on_the_suggestion_and_its_running_call():
+    session = InlineSession()
+    assert session.no_speculation(URI) == []
+    session.speculate(URI, Speculation(0, AT, AT, "42"), wanted=True, metered=False)
+    assert session.no_speculation(URI) == [Disarm(URI, SPECULATE)] and session.speculation_due(URI) is None
+    call = _started(session, speculative=True)
+    assert session.no_speculation(URI) == [Disarm(URI, SPECULATE), StopCall(call)]
+    plain = _started(session)
+    assert session.no_speculation(URI) == [Disarm(URI, SPECULATE)] and session.docs[URI].call is plain
+
+
 def test_a_newer_request_supersedes_the_waiting_one():
     session = InlineSession()
     first, _ = session.request(URI, 0.0)

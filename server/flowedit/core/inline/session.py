@@ -276,6 +276,16 @@ class InlineSession:
         self.counters.dismissed += 1
         return True
 
+    def no_speculation(self, uri: str) -> list[Action]:
+        """The suggestion shown in `uri` was dismissed: what its acceptance would be followed by is not wanted —
+        no speculative call to come, and the one running stops."""
+        doc = self.docs.get(uri)
+        if doc is None:
+            return []
+        doc.speculation = None
+        call = doc.call
+        return [Disarm(uri, SPECULATE), *(self.stop(uri) if call is not None and call.speculative else [])]
+
     def _was_dismissed(self, key: tuple[str, str, str], rest: str) -> bool:
         return (*key, rest) in self.dismissals
 

@@ -234,7 +234,9 @@ class InlineCompleter:
 
     def dismissed(self, suggestion_id: int, start: int) -> None:
         """The user dismissed a suggestion shown from its `start`th character: not offered again there."""
-        if self.session.dismissed(suggestion_id, start):
+        suggestion = self.session.shown.get(suggestion_id)
+        if self.session.dismissed(suggestion_id, start) and suggestion is not None:
+            self.perform(self.session.no_speculation(suggestion.uri))
             self.host.send_status(completion=self.counters.as_dict())
 
     def forget(self) -> None:
