@@ -310,6 +310,17 @@ def test_the_edit_that_applies_an_accepted_prediction_asks_for_the_next_one_at_o
         assert Arm(URI, 6.0 + IDLE) in glue.flush()
 
 
+def test_an_accept_the_editor_refused_speculates_on_nothing():
+    session, glue, doc = _opened()
+    _rename_width(session, doc)
+    _predict_and_answer(session, glue, doc, _answer(doc))
+    session.accept(URI, speculate=True)
+    session.applied(False, URI)
+    glue.flush()
+    _rename_width(session, doc, now=7.0)  # (the user's own next edit: the pause as usual)
+    assert glue.flush() == [Arm(URI, 7.0 + IDLE)] and session.counters["accepted"] == 0
+
+
 def test_ghost_text_accepted_after_its_edit_came_speculates_at_once():
     session, glue, doc, prediction = _old_renamed_new()
     doc.apply_changes([Change(4, 7, "new")], 3)  # (the editor's edit comes first, then the item's command)

@@ -314,9 +314,13 @@ class NextEditSession:
         st.speculate = speculate
         return prediction
 
-    def applied(self, ok: bool) -> None:
-        """The editor answered the accepted prediction's edit: applied or not."""
+    def applied(self, ok: bool, uri: str | None = None) -> None:
+        """The editor answered the accepted prediction's edit (of `uri`): applied or not — then no edit of it
+        is coming, and the user's next one waits for the idle pause as usual."""
         self.counters["accepted"] += ok
+        st = self.docs.get(uri) if uri is not None else None
+        if st is not None and not ok:
+            st.speculate = False
 
     def accepted_inline(self, uri: str, prediction_id: int, speculate: bool = False, enabled: bool = True) -> None:
         """The editor applied the prediction itself (as ghost text): count it, and it is done; with

@@ -266,7 +266,7 @@ class NextEdits:
         result = await self.host.apply_edit(lsp.ApplyWorkspaceEditParams(
             edit=lsp.WorkspaceEdit(document_changes=[edit]), label="FlowEdit: next edit"))
         applied = bool(result and result.applied)
-        self.session.applied(applied)
+        self.session.applied(applied, uri)
         end = first.start + len(first.text)
         return {"applied": applied, "reason": None if applied else (result.failure_reason if result else None)
                 or "the editor refused the edit", "cursor": _json(convert.lsp_range(doc, end, end, enc).start)
