@@ -211,6 +211,26 @@ async def test_lspclient_accepts_ghost_text_from_the_workspace_root(tmp_path):
     assert any("1 file, " in line for line in logs), logs
 
 
+async def test_lspclient_dismisses_ghost_text_and_it_is_not_offered_again_there(tmp_path):
+    (tmp_path / "store.py").write_text("def load(path):\n    with open(path) as handle:\n        return json.load(handle)\n",
+                                       encoding="utf-8")
+    async with EditorClient({}, env={**os.environ, "FLOWEDIT_ENDPOINT": ""}, root_uri=tmp_path.as_uri()) as editor:
+        uri = (tmp_path / "app.py").as_uri()
+        text = "def read(path):\n    with open(path) as handle:\n        return \n"
+        editor.open(uri, text)
+        cursor = text.index("return ") + len("return ")
+        answer = await editor.inline(uri, cursor, invoked=True)
+        assert answer.text == "json.load(handle)"
+        editor.dismiss(answer)
+        await editor.until(lambda: editor.counters().get("dismissed") == 1, 10)
+        again = await editor.inline(uri, cursor, invoked=True)  # (the engine answers the same: not shown)
+        editor.type(uri, 0, 0, "import json\n")
+        moved = await editor.inline(uri, cursor + len("import json\n"), invoked=True)  # (the text there changed)
+        counters = editor.counters()
+    assert again.text is None and moved.text == "json.load(handle)"
+    assert (counters["dismissed"], counters["not_reoffered"]) == (1, 1), counters
+
+
 def test_the_quick_demo_checks_the_whole_path_and_prints_only_the_summary():
     proc = subprocess.run([sys.executable, "-m", "flowedit.cli", "demo", "--quick", "--no-color"],
                           capture_output=True, text=True, encoding="utf-8", timeout=120, env=ENV)

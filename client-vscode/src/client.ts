@@ -17,7 +17,7 @@ import {
 import * as readline from 'node:readline';
 import { StderrTail, exitMessage } from './exits';
 import { openRewrite, type RewriteTarget } from './instruction';
-import { findPartialAccept, type ShownItem } from './partial';
+import { findDismissed, findPartialAccept, type ShownItem } from './partial';
 import { flowEditSays, serverMessage } from './messages';
 import { NEXT_EDIT_NOTIFICATION, type NextEditNote } from './nextedit';
 import { RestartQueue } from './restart';
@@ -28,6 +28,8 @@ import * as api from './vscodeapi';
 
 export const STATUS_NOTIFICATION = 'flowedit/status';
 export const PARTIAL_ACCEPT_NOTIFICATION = 'textDocument/didPartiallyAcceptCompletion';
+/** Escape on ghost text: the item dismissed (the server does not offer that text there again). */
+export const DISMISSED_NOTIFICATION = 'flowedit/dismissed';
 
 /** What the client reports to the rest of the extension. */
 export interface ClientEvents {
@@ -49,6 +51,8 @@ export class NotInstalled extends Error {
 
 interface ShownItems {
   uri: string;
+  version: number;
+  at: number;
   items: ShownItem[];
   raw: unknown[];
 }
@@ -142,6 +146,19 @@ export class FloweditClient {
     } catch (e) {
       this.log.warn(`${PARTIAL_ACCEPT_NOTIFICATION}: ${String(e)}`);
     }
+  }
+
+  /** Escape on ghost text: VS Code hides it, and the server hears which item was dismissed. */
+  async dismissInline(): Promise<void> {
+    const editor = api.activeEditor();
+    const shown = this.shown;
+    await api.executeCommand('editor.action.inlineSuggest.hide');
+    if (!editor || !shown) return;
+    const doc = editor.document;
+    const index = findDismissed(shown, doc.uri.toString(), doc.version, doc.offsetAt(editor.selection.active));
+    if (index === undefined) return;
+    this.shown = undefined;
+    this.notify(DISMISSED_NOTIFICATION, { item: shown.raw[index] });
   }
 
   private settings(): ServerSettings {
@@ -268,6 +285,8 @@ export class FloweditClient {
         const items = Array.isArray(result) ? result : result?.items ?? [];
         this.shown = {
           uri: document.uri.toString(),
+          version: document.version,
+          at: document.offsetAt(position),
           items: items.map(i => ({
             insertText: typeof i.insertText === 'string' ? i.insertText : i.insertText.value,
             start: document.offsetAt(i.range?.start ?? position),

@@ -57,6 +57,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     api.registerCommand('flowedit.checkSetupReport', () => commands.checkSetup()),
     api.registerCommand('flowedit.acceptNextWord', () => c.acceptPartially('editor.action.inlineSuggest.acceptNextWord')),
     api.registerCommand('flowedit.acceptNextLine', () => c.acceptPartially('editor.action.inlineSuggest.acceptNextLine')),
+    api.registerCommand('flowedit.dismissInline', () => c.dismissInline()),
     api.registerCommand('flowedit.nextEdit.tab', () => nextEdits.tab()),
     api.registerCommand('flowedit.nextEdit.dismiss', () => nextEdits.dismiss()),
     api.onSelectionChanged(editor => {

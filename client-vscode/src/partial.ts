@@ -21,6 +21,23 @@ export interface PartialAccept {
   acceptedLength: number;
 }
 
+/** The inline items VS Code was given for one request: where (offset, UTF-16) and at which version. */
+export interface ShownAt {
+  uri: string;
+  version: number;
+  at: number;
+  items: readonly ShownItem[];
+}
+
+/**
+ * Escape hid the ghost text in `uri` at `version` with the cursor at `cursor`: the index of the item it
+ * hid (VS Code shows the first), if the items shown there are still the last ones asked for.
+ */
+export function findDismissed(shown: ShownAt | undefined, uri: string, version: number, cursor: number): number | undefined {
+  if (!shown || shown.items.length === 0) return undefined;
+  return shown.uri === uri && shown.version === version && shown.at === cursor ? 0 : undefined;
+}
+
 /**
  * After an accept command moved the cursor to `cursor` in `text`: the item whose insertText begins
  * with what now stands between its start and the cursor, if that is only part of it. A whole accept

@@ -45,6 +45,38 @@ def _typed(text: str = TEXT, at: int = AT, keys: str = "") -> Document:
 
 
 # ------------------------------------------------------------------ examples
+def test_a_dismissed_suggestion_is_not_offered_again_at_the_same_text_from_the_cache_or_a_new_answer():
+    session = InlineSession()
+    call = _started(session)
+    session.token(call, "42 + x", 0.1)
+    suggestion, rest = session.remember(call, "", "42 + x")
+    assert session.cached(URI, call.ctx) == (suggestion, "42 + x")
+    assert session.dismissed(suggestion.id, 0) and not session.dismissed(suggestion.id, 0)  # (once)
+    assert session.cached(URI, call.ctx) is None  # (the cache forgot it, typed along or not)
+    assert session.cache.get(URI, call.ctx.prefix + "42", call.ctx.suffix) is None
+    again = _started(session)
+    assert session.remember(again, "", "42 + x") is None  # (the model answers the same: not shown)
+    assert (session.counters.dismissed, session.counters.not_reoffered, session.counters.empty) == (1, 1, 1)
+    other, _ = session.remember(_started(session), "", "43")  # (another text at that place: shown)
+    assert other.text == "43"
+    moved = _started(session, now=1.0)
+    moved.ctx = fim_context(_typed(keys="y = 1\n", at=0), AT + 6, "a.py")  # (the text before it changed)
+    assert session.remember(moved, "", "42 + x") is not None
+    session.closed(URI)
+    assert session.dismissals == {}
+
+
+def test_a_dismissal_ends_the_speculation_on_the_suggestion_and_its_running_call():
+    session = InlineSession()
+    assert session.no_speculation(URI) == []
+    session.speculate(URI, Speculation(0, AT, AT, "42"), wanted=True, metered=False)
+    assert session.no_speculation(URI) == [Disarm(URI, SPECULATE)] and session.speculation_due(URI) is None
+    call = _started(session, speculative=True)
+    assert session.no_speculation(URI) == [Disarm(URI, SPECULATE), StopCall(call)]
+    plain = _started(session)
+    assert session.no_speculation(URI) == [Disarm(URI, SPECULATE)] and session.docs[URI].call is plain
+
+
 def test_a_newer_request_supersedes_the_waiting_one():
     session = InlineSession()
     first, _ = session.request(URI, 0.0)
@@ -243,6 +275,8 @@ class InlineMachine(RuleBasedStateMachine):
         self.waiting: dict[int, str] = {}  # requests waiting for an answer -> uri
         self.superseded: set[int] = set()
         self.closed: set[str] = set()  # closed and not used since
+        self.offered: dict[int, tuple[str, str]] = {}  # suggestions shown -> (uri, the text shown at AT)
+        self.dismissed: set[tuple[str, str]] = set()  # (uri, text) the user dismissed at AT (the text stays)
 
     def perform(self, actions) -> None:
         for action in actions:
@@ -302,8 +336,11 @@ class InlineMachine(RuleBasedStateMachine):
         uri = self.waiting.pop(request)
         if answered and self.session.current(uri, request):
             call = self.session.docs[uri].call
-            if call is not None and call.raw:
-                self.session.remember(call, "", call.raw)
+            if call is not None:  # (what it answered, shaped: one of a few texts, so that they recur)
+                shown = self.session.remember(call, "", data.draw(st.sampled_from(["a", "b(", "x = 1"])))
+                assert shown is None or (uri, shown[1]) not in self.dismissed, "a dismissed suggestion offered again"
+                if shown is not None:
+                    self.offered[shown[0].id] = (uri, shown[1])
         self.perform(self.session.request_ended(uri, request, AT, 0))
 
     @precondition(lambda self: self.waiting)
@@ -321,6 +358,31 @@ class InlineMachine(RuleBasedStateMachine):
         actions = self.session.speculate(uri, Speculation(0, AT, AT, "x"), wanted=True, metered=metered)
         assert not (metered and actions), "speculation for a metered endpoint"
         self.perform(actions)
+
+    @precondition(lambda self: self.offered)
+    @rule(data=st.data())
+    def dismiss(self, data):
+        """Escape on a suggestion shown (the text is the same: the machine's documents never change)."""
+        suggestion = data.draw(st.sampled_from(sorted(self.offered)))
+        uri, text = self.offered.pop(suggestion)
+        if self.session.dismissed(suggestion, 0):
+            self.dismissed.add((uri, text))
+
+    @precondition(lambda self: self.dismissed)
+    @rule(data=st.data())
+    def answered_again(self, data):
+        """A new call for the same text answers what the user dismissed there."""
+        uri, text = data.draw(st.sampled_from(sorted(self.dismissed)))
+        self.start_call(uri, False)
+        call = self.session.docs[uri].call
+        assert call is not None and self.session.remember(call, "", text) is None, "a dismissed text offered again"
+
+    @rule(uri=URIS)
+    def cached(self, uri):
+        if uri in self.closed:
+            return
+        hit = self.session.cached(uri, _call(uri).ctx)
+        assert hit is None or (uri, hit[1]) not in self.dismissed, "a dismissed suggestion served from the cache"
 
     @rule(uri=URIS)
     def key(self, uri):
@@ -350,6 +412,9 @@ class InlineMachine(RuleBasedStateMachine):
         self.perform(self.session.closed(uri))
         self.closed.add(uri)
         self.timers = {(u, t) for u, t in self.timers if u != uri}
+        self.dismissed = {(u, text) for u, text in self.dismissed if u != uri}
+        self.offered = {k: v for k, v in self.offered.items() if v[0] != uri}
+        assert all(where[0] != uri for where in self.session.dismissals)
         assert uri not in self.session.docs and uri not in self.session.recent
         assert all(s.uri != uri for s in self.session.shown.values())
         assert self.session.cache.get(uri, _call(uri).prefix, _call(uri).suffix) is None

@@ -7,12 +7,14 @@ own edits never start a prediction."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from flowedit.core.nextedit.actions import Action, Arm, Cancel, Clear, Disarm, Predict, Show
-from flowedit.core.nextedit.prediction import next_edit_context
+from flowedit.core.nextedit.prediction import Prediction, next_edit_context
 from flowedit.core.nextedit.session import NextEditSession
 from flowedit.core.text.document import Change, Document
 
@@ -218,20 +220,115 @@ def test_closing_ends_the_timer_the_call_and_the_prediction_of_that_document_onl
     assert [type(a) for a in glue.flush()] == [Cancel] and session.docs == {}
 
 
-def test_ghost_text_and_the_code_action_come_from_the_prediction_shown():
+def _old_renamed_new() -> tuple[NextEditSession, Glue, Document, Prediction]:
+    """`y` renamed `z` below `x = old(1)`, and the prediction `old` → `new` shown."""
     session, glue, doc = _opened("x = old(1)\ny = 2\n")
     doc.apply_changes([Change(11, 12, "z")], 2)
     session.edited(URI, 0.0, IDLE)
     session.hurry(URI, 0)
     glue.flush()
     glue.answer(URI, "x = new(1)\nz = 2\n", 1.0)
-    glue.flush()
+    return session, glue, doc, glue.flush()[0].prediction
+
+
+def test_ghost_text_and_the_code_action_come_from_the_prediction_shown():
+    session, glue, doc, _ = _old_renamed_new()
     prediction, change = session.ghost(URI, 2) or (None, None)
     assert change == Change(2, 7, "= new")
     assert session.ghost(URI, 5) is None  # (the cursor past the edit's start)
     assert session.offered(URI, 0, 0) is prediction and session.offered(URI, 1, 1) is None
     session.accepted_inline(URI, prediction.id)
     assert session.live(URI) is None and session.counters["accepted"] == 1
+
+
+def _predict_and_answer(session: NextEditSession, glue: Glue, doc: Document, answer: str) -> str:
+    session.hurry(URI, 0)
+    assert [type(a) for a in glue.flush()][-1] is Predict
+    return glue.answer(URI, answer, 1.0)
+
+
+def test_a_dismissed_edit_is_not_shown_again_until_the_text_of_its_line_changes():
+    session, glue, doc = _opened()
+    _rename_width(session, doc)
+    assert _predict_and_answer(session, glue, doc, _answer(doc)) == "shown"
+    dismissed = glue.flush()[0].prediction
+    assert session.dismiss(URI) and glue.flush() == [Clear(URI, dismissed.id, "dismissed")]
+    # an edit elsewhere, above the dismissed edits (they move with the text): the same answer shows nothing
+    doc.apply_changes([Change(0, 0, "# top\n")], doc.version + 1)
+    session.edited(URI, 2.0, IDLE)
+    glue.flush()
+    session.hurry(URI, 0)
+    predict = next(a for a in glue.flush() if isinstance(a, Predict))
+    assert predict.dismissed == ("@@ -3,1 +3,1 @@\n-    scaled = width * 2\n+    scaled = size * 2",
+                                 "@@ -5,1 +5,1 @@\n-    return width * height\n+    return size * height")
+    assert glue.answer(URI, _answer(doc), 3.0) == "dismissed_before" and glue.flush() == []
+    assert session.counters["dismissed_before"] == 1
+    # the user changes the line of one of them: that one may be right now, the other is still dismissed
+    at = str(doc.text).index("* height")
+    doc.apply_changes([Change(at, at, " ")], doc.version + 1)
+    session.edited(URI, 4.0, IDLE)
+    glue.flush()
+    assert _predict_and_answer(session, glue, doc, _answer(doc)) == "shown"
+    (again,) = glue.flush()[0].prediction.edits
+    assert doc.line_of(again.start) == 4 and again.text == "size"
+
+
+def test_a_dismissed_edit_comes_back_in_a_document_opened_again_and_the_context_tells_the_model():
+    session, glue, doc = _opened()
+    _rename_width(session, doc)
+    _predict_and_answer(session, glue, doc, _answer(doc))
+    session.dismiss(URI)
+    glue.flush()
+    ctx = next_edit_context(doc, 0, "area.py", [], dismissed=session.docs[URI].dismissals.hunks())
+    assert "Edits the user dismissed (do not suggest them again):\n\n@@ -2,1 +2,1 @@\n-    scaled = width" in ctx.prompt()
+    assert ctx.extension(64)["dismissed"] == list(ctx.dismissed) and "dismissed" not in \
+        next_edit_context(doc, 0, "area.py", []).extension(64)
+    session.opened(doc, lambda: 0.0)  # (opened again: it starts afresh)
+    _rename_width(session, doc)
+    glue.flush()
+    assert session.docs[URI].dismissals.held == [] and doc.observers.count(session.docs[URI].dismissals) == 1
+
+
+def test_the_edit_that_applies_an_accepted_prediction_asks_for_the_next_one_at_once_when_speculating():
+    for speculate in (True, False):
+        session, glue, doc = _opened()
+        _rename_width(session, doc)
+        _predict_and_answer(session, glue, doc, _answer(doc))
+        prediction = session.accept(URI, speculate=speculate)
+        glue.flush()
+        doc.apply_changes([Change(e.start, e.end, e.text) for e in reversed(prediction.edits)], doc.version + 1)
+        session.edited(URI, 5.0, IDLE)
+        actions = glue.flush()
+        if speculate:
+            assert [type(a) for a in actions] == [Predict] and actions[0].speculative
+            assert session.counters["speculative"] == 1 and session.counters["requests"] == 2
+        else:
+            assert actions == [Arm(URI, 5.0 + IDLE)] and session.counters["speculative"] == 0
+        # (the next edit waits for the pause again)
+        doc.apply_changes([Change(0, 0, "#")], doc.version + 1)
+        session.edited(URI, 6.0, IDLE)
+        assert Arm(URI, 6.0 + IDLE) in glue.flush()
+
+
+def test_an_accept_the_editor_refused_speculates_on_nothing():
+    session, glue, doc = _opened()
+    _rename_width(session, doc)
+    _predict_and_answer(session, glue, doc, _answer(doc))
+    session.accept(URI, speculate=True)
+    session.applied(False, URI)
+    glue.flush()
+    _rename_width(session, doc, now=7.0)  # (the user's own next edit: the pause as usual)
+    assert glue.flush() == [Arm(URI, 7.0 + IDLE)] and session.counters["accepted"] == 0
+
+
+def test_ghost_text_accepted_after_its_edit_came_speculates_at_once():
+    session, glue, doc, prediction = _old_renamed_new()
+    doc.apply_changes([Change(4, 7, "new")], 3)  # (the editor's edit comes first, then the item's command)
+    session.edited(URI, 2.0, IDLE)
+    glue.flush()
+    session.accepted_inline(URI, prediction.id, speculate=True)
+    actions = glue.flush()
+    assert [type(a) for a in actions] == [Disarm, Predict] and actions[1].speculative
 
 
 # ---------------------------------------------------------------------------- a state machine
@@ -248,6 +345,7 @@ class NextEditMachine(RuleBasedStateMachine):
         self.now = 0.0
         self.docs: dict[str, Document] = {}
         self.user_edited: dict[str, bool] = {}  # an edit by the user since the last prediction started
+        self.dismissed: dict[str, list[tuple[Change, int, int, str]]] = {}  # per document: (edit, its lines, text)
         self.open(URI)
 
     def _flush(self):
@@ -255,6 +353,26 @@ class NextEditMachine(RuleBasedStateMachine):
             if isinstance(a, Predict):
                 assert self.user_edited.get(a.doc.uri), "a prediction no user edit asked for"
                 self.user_edited[a.doc.uri] = False
+            if isinstance(a, Show):
+                text = str(a.doc.text)
+                for e, lo, hi, lines in self.dismissed.get(a.doc.uri, []):
+                    assert not (e in a.prediction.edits and text[lo:hi] == lines), "a dismissed edit offered again"
+
+    def _lines(self, doc: Document, e: Change) -> tuple[Change, int, int, str]:
+        lo, hi = doc.line_start(doc.line_of(e.start)), doc.line_end(doc.line_of(e.end))
+        return e, lo, hi, str(doc.text)[lo:hi]
+
+    def _follow(self, uri: str, change: Change) -> None:
+        """The dismissed edits of `uri` after `change`: moved when it is before their lines, forgotten when it
+        touches them (the text there changed)."""
+        kept = []
+        for e, lo, hi, lines in self.dismissed.get(uri, []):
+            if change.end < lo:
+                d = change.delta
+                kept.append((Change(e.start + d, e.end + d, e.text), lo + d, hi + d, lines))
+            elif change.start > hi:
+                kept.append((e, lo, hi, lines))
+        self.dismissed[uri] = kept
 
     @rule(uri=st.sampled_from([URI, OTHER]))
     def open(self, uri):
@@ -262,6 +380,7 @@ class NextEditMachine(RuleBasedStateMachine):
         self.docs[uri] = doc
         self.glue.closed.discard(uri)
         self.user_edited[uri] = False
+        self.dismissed[uri] = []
         self.session.opened(doc, lambda: self.now)  # (open again: what the first one held ends)
         self._flush()
         self.glue.shown.pop(uri, None)
@@ -275,6 +394,7 @@ class NextEditMachine(RuleBasedStateMachine):
         start = data.draw(st.integers(0, len(doc.text)))
         end = data.draw(st.integers(start, min(len(doc.text), start + 6)))
         doc.apply_changes([Change(start, end, word)], doc.version + 1)
+        self._follow(uri, Change(start, end, word))
         self.user_edited[uri] = self.user_edited[uri] or by_user
         self.session.edited(uri, self.now, IDLE, by_user=by_user)
         self._flush()
@@ -296,16 +416,24 @@ class NextEditMachine(RuleBasedStateMachine):
         self._flush()
 
     @precondition(lambda self: self.glue.running)
-    @rule(data=st.data(), cut=st.integers(0, 200), how=st.sampled_from(["stream", "end", "end", "fail"]),
+    @rule(data=st.data(), cut=st.integers(0, 200), how=st.sampled_from(["stream", "end", "end", "fail", "again"]),
           race=st.booleans())
     def model(self, data, cut, how, race):
-        """The model streams, ends or fails; with `race`, a user's change reached the document first and the
-        session hears of it only after the answer."""
+        """The model streams, ends or fails (or answers again what the user dismissed); with `race`, a user's
+        change reached the document first and the session hears of it only after the answer."""
         uri = data.draw(st.sampled_from(sorted(self.glue.running)))
         doc = self.docs[uri]
         run, answer = self.glue.running[uri], _answer(doc)
+        if how == "again":  # (the document is one region: the answer is it with the dismissed edits made)
+            text = str(doc.text)
+            held = [e for e, lo, hi, lines in self.dismissed[uri] if text[lo:hi] == lines]
+            answer = Prediction(0, uri, sorted(set(held), key=lambda e: (e.start, e.end)), 0).applied_to(text) \
+                if held and all(x.end <= y.start for x, y in pairwise(sorted(set(held), key=lambda e: e.start))) \
+                else answer
+            how, cut = "end", 200
         if race:
             doc.apply_changes([Change(0, 0, "x")], doc.version + 1)
+            self._follow(uri, Change(0, 0, "x"))
         if how == "stream":
             self.session.streamed(uri, run, answer[:cut], self.now)
         elif how == "end":
@@ -328,11 +456,12 @@ class NextEditMachine(RuleBasedStateMachine):
         uri = data.draw(st.sampled_from(sorted(self.docs)))
         live = self.session.live(uri)
         if what == "accept":
-            assert self.session.accept(uri) is live
+            assert self.session.accept(uri, speculate=data.draw(st.booleans())) is live
         elif what == "dismiss":
             self.session.dismiss(uri)
+            self.dismissed[uri] += [self._lines(self.docs[uri], e) for e in (live.edits if live else [])]
         elif what == "inline" and live is not None:
-            self.session.accepted_inline(uri, live.id)
+            self.session.accepted_inline(uri, live.id, speculate=data.draw(st.booleans()))
         elif what == "hurry":
             self.session.hurry(uri, data.draw(st.integers(0, len(self.docs[uri].text))))
         elif what == "close":
@@ -365,7 +494,9 @@ class NextEditMachine(RuleBasedStateMachine):
         c = self.session.counters
         assert min(c.values()) >= 0
         assert c["requests"] == sum(isinstance(a, Predict) for a in self.glue.log)
-        ended = sum(c[k] for k in ("predictions", "empty", "rejected", "stale", "interrupted", "failed"))
+        assert c["speculative"] == sum(isinstance(a, Predict) and a.speculative for a in self.glue.log)
+        ended = sum(c[k] for k in ("predictions", "empty", "rejected", "dismissed_before", "stale", "interrupted",
+                                   "failed"))
         assert c["requests"] == ended + len(self.glue.running)
 
 

@@ -429,3 +429,31 @@ async def test_a_slow_call_is_waited_for_once_the_user_has_been_typing_along_its
     answers, gained = await _typed_past_a_slow_call(tmp_path, 10, "ZQ")
     assert answers == [[], ["never_typed_value(0)"]]
     assert gained["asked_again"] == 0 and gained["model_calls"] == 2, gained
+
+
+def _dismiss(ed: Editor, item: lsp.InlineCompletionItem) -> None:
+    """Escape on the ghost text `item` (flowedit's VS Code package says so with `flowedit/dismissed`)."""
+    ed.client.protocol.notify("flowedit/dismissed", {"item": ed.client.protocol._converter.unstructure(item)})
+
+
+async def test_a_dismissed_suggestion_is_not_offered_again_until_the_text_there_changes(tmp_path):
+    async with Gateway(LINE + "\n", tmp_path, rate=2000) as gw:
+        ed = Editor(inline=True)
+        await ed.start({"endpoint": gw.url, "inline": {"speculate": False}})
+        try:
+            text = "import os\n\nresult = \n\nprint(result)  # after\n"
+            ed.open(URI, text)
+            cursor = text.index("result = ") + len("result = ")
+            [item] = await ed.ghost(URI, cursor)
+            assert item.insert_text == LINE
+            _dismiss(ed, item)
+            await ed.wait_until(lambda: ed.counters().get("dismissed") == 1, "the dismissal counted")
+            again = await ed.ghost(URI, cursor)  # (the model answers the same text: not offered)
+            counters = ed.counters()
+            ed.type(URI, 0, 0, "# top\n")  # the text before the cursor changed
+            changed = await ed.ghost(URI, cursor + len("# top\n"))
+        finally:
+            await ed.stop()
+    assert again == [] and [i.insert_text for i in changed] == [LINE]
+    # (the second request takes the first call's answer again, and it is not offered: no call of its own)
+    assert (counters["dismissed"], counters["not_reoffered"], counters["model_calls"]) == (1, 1, 1), counters

@@ -195,3 +195,20 @@ async def test_a_next_edit_answer_longer_than_the_region_can_become_is_cut_and_s
             await ed.stop()
     assert ended["outcome"] == "empty" and ed.shown_next_edit(uri) is None, ended
     assert 0 < Counting.sent < len(tokenize(runaway)) // 4, Counting.sent  # stopped early, not read to the end
+
+
+async def test_escape_on_a_next_edits_ghost_text_dismisses_it(tmp_path):
+    ed = await _editor(tmp_path)
+    try:
+        uri = (tmp_path / "calls.py").as_uri()
+        ed.open(uri, "total = add(a, b)  # 中文\nother = add(a, b) - 1\n")
+        start = ed.text(uri).index("add")
+        ed.type(uri, start, start + 3, "plus")
+        await ed.wait_until(lambda: ed.shown_next_edit(uri), "a next edit")
+        [item] = await ed.ghost(uri, ed.text(uri).index("other"))
+        ed.client.protocol.notify("flowedit/dismissed", {"item": ed.client.protocol._converter.unstructure(item)})
+        await ed.wait_until(lambda: ed.next_edits[-1].get("cleared") == "dismissed", "the prediction dismissed")
+        stats = await ed.command("flowedit.stats", {})
+    finally:
+        await ed.stop()
+    assert stats["next_edits"]["dismissed"] == 1

@@ -151,3 +151,67 @@ async def test_a_streaming_prediction_is_redrawn_at_most_once_a_frame(frame_ms):
         assert len(drawn) <= 2, [len(n["edits"]) for n in drawn]
     else:
         assert len(drawn) >= 20, [len(n["edits"]) for n in drawn]
+
+
+def _asked_regions(engine: Recording) -> list[str]:
+    return [r.flowedit["region"] for r in engine.requests if (r.flowedit or {}).get("task") == "next_edit"]
+
+
+@pytest.mark.parametrize("metered", [False, True])
+async def test_an_accept_asks_for_the_next_edit_at_once_unless_the_endpoint_is_metered(metered):
+    """The idle pause is long (10 s): the first prediction starts as the cursor leaves the edited line; after
+    the accept, the stand-in is asked about the accepted text at once — speculatively — but for a metered
+    endpoint, where it is asked only once the cursor moves again."""
+    engine = Recording("(other requests)", rate=20_000, next_edit_text=PREDICTED)
+    async with Gateway(engine) as gateway:
+        ed = Editor(inline=True)
+        await ed.start({"endpoint": gateway.url, "metered": metered, "next_edit": {"idle_ms": 10_000}})
+        try:
+            ed.open(URI, TEXT)
+            at = TEXT.index("self, w") + len("self, w")
+            ed.type(URI, at, at, ", h")
+            ed.cursor(URI, EDITED.index("return"))  # (leaving the edited line predicts at once)
+            shown = await ed.wait_until(lambda: ed.shown_next_edit(URI), "a next edit")
+            result = await ed.command("flowedit.acceptNextEdit", {"uri": URI, "id": shown["id"]})
+            assert result["applied"] and ed.text(URI) == PREDICTED
+            if metered:
+                await ed.wait_until(lambda: ed.next_edits[-1].get("cleared") == "accepted", "the accept")
+                assert PREDICTED not in _asked_regions(engine)
+                ed.cursor(URI, 0)  # (the cursor leaves the line of the accepted edit: asked now)
+            await ed.wait_until(lambda: PREDICTED in _asked_regions(engine), "a request about the accepted text")
+            ended = await ed.wait_until(lambda: [s["next_edit"] for s in ed.statuses if s.get("next_edit")][1:],
+                                        "the second prediction's outcome")
+            stats = await ed.command("flowedit.stats", {})
+        finally:
+            await ed.stop()
+    assert _asked_regions(engine) == [EDITED, PREDICTED]
+    assert [s["speculative"] for s in ended] == [not metered]
+    assert stats["next_edits"]["speculative"] == (0 if metered else 1) and stats["next_edits"]["requests"] == 2
+
+
+async def test_an_edit_dismissed_is_not_shown_again_for_the_same_text_and_the_next_request_names_it():
+    """The stand-in answers the same text every time: two edits (a new line, `# en` → `# end`), dismissed;
+    the user then types the `d` (that edit's line changed: it is forgotten, and made) and is asked again:
+    the other one, still dismissed, is not shown (outcome dismissed_before); the request names it."""
+    engine = Recording("(other requests)", rate=20_000, next_edit_text=PREDICTED + "# end\n")
+    async with Gateway(engine) as gateway:
+        ed = Editor(inline=True)
+        await ed.start({"endpoint": gateway.url, "next_edit": {"idle_ms": 30}})
+        try:
+            ed.open(URI, TEXT + "# en\n")
+            at = TEXT.index("self, w") + len("self, w")
+            ed.type(URI, at, at, ", h")
+            shown = await ed.wait_until(lambda: ed.shown_next_edit(URI), "a next edit")
+            assert [e["newText"] for e in shown["edits"]] == ["        self.h = h\n", "d"]
+            assert await ed.command("flowedit.dismissNextEdit", {"uri": URI, "id": shown["id"]}) == {"dismissed": True}
+            end = ed.text(URI).index("# en") + len("# en")
+            ed.type(URI, end, end, "d")
+            outcome = await ed.wait_until(lambda: [s["next_edit"]["outcome"] for s in ed.statuses
+                                                   if s.get("next_edit")][1:], "the second prediction's outcome")
+        finally:
+            await ed.stop()
+    assert outcome == ["dismissed_before"] and ed.shown_next_edit(URI) is None
+    asked = [r for r in engine.requests if (r.flowedit or {}).get("task") == "next_edit"]
+    assert "dismissed" not in asked[0].flowedit
+    assert asked[-1].flowedit["dismissed"] == ["@@ -3,0 +4,1 @@\n+        self.h = h"]
+    assert "Edits the user dismissed (do not suggest them again):" in wire.response_text(asked[-1])

@@ -68,14 +68,16 @@ async def test_eval_on_a_git_repository_compares_engines_on_its_holes_and_the_ne
     embedded, model = json.loads(out.read_text(encoding="utf-8"))["runs"]
     assert (embedded["engine"], model["engine"]) == ("embedded", gateway.url)
     kinds = {s["kind"]: s for s in embedded["summaries"]}
-    assert set(kinds) == {"body", "line", "span", "next-edit"}
+    # (the return line, the last hunk: nothing is left to do after it, the right answer is no suggestion)
+    assert set(kinds) == {"body", "line", "span", "next-edit", "no-edit"}
+    assert [(c["got"], c["exact"]) for c in embedded["cases"] if c["kind"] == "no-edit"] == [(None, True)]
     # the rename typed in the signature: the embedded engine repeats it where `count` recurs
     nes = [c for c in embedded["cases"] if c["kind"] == "next-edit"]
     assert nes and all(c["exact"] for c in nes), nes
     assert kinds["next-edit"]["exact"] == len(nes) and kinds["next-edit"]["p50_ms"] > 0
     # the stand-in answered "limit" wherever it was asked: the same cases, its own figures
     assert [c["id"] for c in model["cases"]] == [c["id"] for c in embedded["cases"]]
-    assert {c["got"] for c in model["cases"] if c["kind"] != "next-edit" and c["got"]} <= {"limit"}
+    assert {c["got"] for c in model["cases"] if c["kind"] in ("body", "line", "span") and c["got"]} <= {"limit"}
 
 
 def test_eval_quick_runs_the_held_out_pinned_suite():
@@ -84,7 +86,7 @@ def test_eval_quick_runs_the_held_out_pinned_suite():
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "more-itertools 10.7.0 (held out), next edits 10.5.0 → 10.7.0" in done.stdout, (done.stdout, done.stderr)
-    for kind in ("body", "line", "span", "next-edit"):
+    for kind in ("body", "line", "span", "next-edit", "no-edit", "jump"):
         assert f"| embedded | {kind} | 5 |" in done.stdout, done.stdout
 
 

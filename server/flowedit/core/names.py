@@ -20,10 +20,11 @@ INLINE_EDIT_SHOWN = "textDocument/didShowInlineEdit"
 FOCUS = "textDocument/didFocus"  # Copilot's clients say which document has focus
 COMPLETION_PARTIALLY_ACCEPTED = "textDocument/didPartiallyAcceptCompletion"  # Copilot's name and shape
 COMPLETION_SHOWN = "textDocument/didShowCompletion"
+DISMISSED = "flowedit/dismissed"  # the user dismissed the ghost text shown (Escape): {item} (docs/protocol.md §4)
 
 SERVER_METHODS = frozenset({STATUS, NEXT_EDIT, APPLY_REWRITE_EDIT})
 CLIENT_METHODS = frozenset({CURSOR, COPILOT_INLINE_EDIT, INLINE_EDIT_SHOWN, FOCUS, COMPLETION_PARTIALLY_ACCEPTED,
-                            COMPLETION_SHOWN})
+                            COMPLETION_SHOWN, DISMISSED})
 METHODS = SERVER_METHODS | CLIENT_METHODS
 
 # commands the server runs
@@ -52,5 +53,5 @@ VSCODE_COMMANDS = frozenset({
     "flowedit.rewriteSelection", "flowedit.interruptRewrite", "flowedit.redirectRewrite", "flowedit.continueRewrite",
     "flowedit.revertLastRewrite", "flowedit.setApiKey", "flowedit.clearApiKey", "flowedit.restartServer",
     "flowedit.showLog", "flowedit.checkSetupReport", "flowedit.acceptNextWord", "flowedit.acceptNextLine",
-    "flowedit.nextEdit.tab", "flowedit.nextEdit.dismiss",
+    "flowedit.nextEdit.tab", "flowedit.nextEdit.dismiss", "flowedit.dismissInline",
 })

@@ -1,5 +1,6 @@
 """What an editor with inline completions (LSP 3.18 ghost text) does, as `EditorClient` does it: ask for
-ghost text per keystroke, accept it whole (Tab) or word by word, read the server's completion counters.
+ghost text per keystroke, accept it whole (Tab) or word by word, dismiss it (Escape, said as flowedit's VS Code
+package says it: `flowedit/dismissed`), read the server's completion counters.
 A mixin of `EditorClient` (editor_standin/client.py), whose documents, positions, typing and plumbing it uses."""
 
 from __future__ import annotations
@@ -87,6 +88,13 @@ class InlineCompletions:
             "item": self._client.protocol._converter.unstructure(answer.item),
             "acceptedLength": self.encoding.units(accepted)})
         self.type(uri, offset, offset, accepted)
+
+    def dismiss(self, answer: InlineAnswer) -> None:
+        """Escape on the ghost text of `answer`: it goes away, and the server hears which item it was."""
+        if answer.item is None:
+            raise ValueError("nothing was shown: there is nothing to dismiss")
+        item = self._client.protocol._converter.unstructure(answer.item)
+        self._client.protocol.notify(names.DISMISSED, {"item": item})
 
     async def accept(self, uri: str, answer: InlineAnswer, timeout: float = 30) -> None:
         """Accept all of `answer` like an editor's Tab: its range replaced by its text (`didChange`),

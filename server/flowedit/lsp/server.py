@@ -498,6 +498,10 @@ def _register_completions(server: FloweditServer) -> None:
     def did_show(ls: FloweditServer, params: Any) -> None:
         ls.completer.counters.shown += 1
 
+    @server.feature(names.DISMISSED)
+    def dismissed(ls: FloweditServer, params: Any) -> None:
+        answers.dismissed(ls.completer, ls.next_edits, params)
+
     @server.command(names.COMPLETION_ACCEPTED)
     def accepted(ls, *args: Any) -> None:  # no annotation on `ls`: pygls resolves command hints at run time
         ls.completer.counters.accepted += 1

@@ -8,7 +8,12 @@ text is what a suggestion should be. Three kinds, as people meet them:
 A next-edit case replays a change: of the hunks that turned one version of a file into the next, hunk i is
 typed (the editor reports it as a change), and hunk i+1 is the edit expected next — when it starts within
 `NEARBY_LINES` of hunk i (a next edit is predicted around the cursor); a prediction that makes the hunks
-after it too (each within `NEARBY_LINES` of the one before) is as right.
+after it too (each within `NEARBY_LINES` of the one before) is as right. Two more kinds come from the same
+replay, where hunk i+1 is farther than that (or there is none):
+    no-edit   the cursor stays at hunk i: nothing nearby is left to do, the right answer is no suggestion
+    jump      the cursor then jumps to where hunk i+1 is (the user goes there): that hunk is expected
+Each case also holds the text after the next few hunks (`final`): what a prediction accepted should still
+hold then (characters kept).
 Sampling is deterministic: the same sources and seed give the same cases.
 """
 
@@ -20,11 +25,11 @@ import random
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 
 BODY_MAX_CHARS = 600  # longer bodies are not asked for whole (a suggestion is ~128 tokens)
 LINE_MIN_CHARS = 12  # a line worth completing: this many characters after its indentation
 NEARBY_LINES = 40
+FEW = 3  # "the next few edits": what an accepted prediction's characters are checked against
 _TOKEN = re.compile(r"\w+|[^\w\s]+|\s+")
 
 
@@ -53,14 +58,13 @@ class NextEditCase:
     typed: str
     expected: str
     further: tuple[str, ...] = ()  # the text after the hunks after that one, too (each nearby): also right
+    kind: str = "next-edit"  # | no-edit (expected: the text as typed) | jump (the cursor moves to `cursor`)
+    cursor: int | None = None  # where the cursor jumps once the edit is typed (jump cases)
+    final: str | None = None  # the text after the next `FEW` hunks (None: as typed, no hunk after it)
 
     @property
     def after_typing(self) -> str:
         return self.before[: self.start] + self.typed + self.before[self.end :]
-
-    @property
-    def kind(self) -> str:
-        return "next-edit"
 
 
 def _line_starts(text: str) -> list[int]:
@@ -145,26 +149,42 @@ def holes(sources: Iterable[tuple[str, str]], per_kind: int, seed: int = 0) -> l
 
 def next_edits(path: str, old: str, new: str) -> list[NextEditCase]:
     """The cases of one file's change from `old` to `new`: each hunk typed with the next one nearby expected."""
+    return [c for c in replays(path, old, new) if c.kind == "next-edit"]
+
+
+def replays(path: str, old: str, new: str) -> list[NextEditCase]:
+    """Every case of one file's change from `old` to `new`, each hunk typed: next-edit when the next hunk is
+    nearby, else no-edit and (when there is a next hunk) jump."""
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
     hunks = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    made = lambda h: "".join(b[: h[4]] + a[h[2] :])  # noqa: E731 - the file with every hunk up to `h` made
     out = []
-    for n, ((_, i1, i2, j1, j2), (_, k1, _k2, _l1, _l2)) in enumerate(pairwise(hunks)):
-        if k1 - i2 > NEARBY_LINES:
-            continue
+    for n, (_, i1, i2, j1, j2) in enumerate(hunks):
         # the file with every hunk before this one made (new lines up to j1, old lines from i1); then hunk i
-        # typed (old lines i1..i2 become new lines j1..j2), and the hunks after it made one by one
+        # typed (old lines i1..i2 become new lines j1..j2)
         before = "".join(b[:j1] + a[i1:])
         start = sum(map(len, b[:j1]))
         end = start + sum(map(len, a[i1:i2]))
         typed = "".join(b[j1:j2])
-        targets, last_end = [], i2
-        for _, h1, h2, _m1, m2 in hunks[n + 1 :]:
-            if h1 - last_end > NEARBY_LINES:
-                break
-            targets.append("".join(b[:m2] + a[h2:]))
-            last_end = h2
-        out.append(NextEditCase(f"{path}:{j1 + 1}:next-edit", path, before, start, end, typed, targets[0],
-                                tuple(targets[1:])))
+        later = hunks[n + 1 : n + 1 + FEW]
+        final = made(later[-1]) if later else None
+        if later and later[0][1] - i2 <= NEARBY_LINES:
+            targets, last_end = [], i2
+            for h in hunks[n + 1 :]:  # (and the hunks after it made one by one, while each is nearby)
+                if h[1] - last_end > NEARBY_LINES:
+                    break
+                targets.append(made(h))
+                last_end = h[2]
+            out.append(NextEditCase(f"{path}:{j1 + 1}:next-edit", path, before, start, end, typed, targets[0],
+                                    tuple(targets[1:]), final=final))
+            continue
+        as_typed = before[:start] + typed + before[end:]
+        out.append(NextEditCase(f"{path}:{j1 + 1}:no-edit", path, before, start, end, typed, as_typed,
+                                kind="no-edit", final=final))
+        if later:  # the cursor goes to the line where the next hunk starts, in the text as typed
+            cursor = sum(map(len, b[:j2])) + sum(map(len, a[i2 : later[0][1]]))
+            out.append(NextEditCase(f"{path}:{j1 + 1}:jump", path, before, start, end, typed, made(later[0]),
+                                    kind="jump", cursor=cursor, final=final))
     return out
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from flowedit.quality import cases as case_builders
 from flowedit.quality.cases import Hole, NextEditCase
-from flowedit.quality.metrics import Outcome, summarize, table
+from flowedit.quality.metrics import Outcome, kept_chars, reverts, summarize, table, windows
 from flowedit.quality.suite import (
     PINNED_HOWTO,
     SUITE,
@@ -42,50 +42,30 @@ from flowedit.quality.suite import (
 )
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flowedit" / "eval"
-KINDS = ("body", "line", "span", "next-edit")
+KINDS = ("body", "line", "span", "next-edit", "no-edit", "jump")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.quick:
         args.cases, args.next_edits = 5, 5
     try:
-        kind, root = ("repo", args.repo.resolve()) if args.repo is not None else (args.suite, None)
-        if kind == "auto":
-            kind, root = choose(Path.cwd())
-        elif kind == "workspace":
-            root = choose(Path.cwd())[1]
-            if root is None:
-                raise SuiteError("--suite workspace: this folder is not in a git repository with Python files")
-        if root is not None:
-            if not root.is_dir():
-                raise SuiteError(f"--repo {args.repo}: not a folder")
-            sources, changes, suite = without_copies(repo_sources(root)), git_changes(root), f"repository {root}"
-        elif kind == "stdlib":
-            sources, changes = stdlib_suite(), []
-            suite = f"the standard library of Python {sys.version_info[0]}.{sys.version_info[1]} (no next edits)"
-            print(f"flowedit eval: figures of this suite compare only on the same Python; {PINNED_HOWTO}",
-                  file=sys.stderr)
-        else:
-            sources, suite = installed_suite(), f"{SUITE} {SUITE_VERSION} (held out)"
-            try:
-                changes = default_changes(CACHE)
-                suite += f", next edits {SUITE_OLD} → {SUITE_VERSION}"
-            except SuiteError as exc:
-                print(f"flowedit eval: next edits left out: {exc}", file=sys.stderr)
-                changes = []
+        sources, changes, suite = _sources(args)
     except SuiteError as exc:
         print(f"flowedit eval: {exc}", file=sys.stderr)
         return 2
     holes = case_builders.holes(sources, args.cases, args.seed)
-    nes_pool = [c for path, old, new in changes for c in case_builders.next_edits(path, old, new)]
-    nes = case_builders.sample(nes_pool, args.next_edits, args.seed)
+    pool = [c for path, old, new in changes for c in case_builders.replays(path, old, new)]
+    nes_pool = [c for c in pool if c.kind == "next-edit"]
+    nes = [c for kind in ("next-edit", "no-edit", "jump")
+           for c in case_builders.sample([c for c in pool if c.kind == kind], args.next_edits, args.seed)]
     if not holes and not nes:
         print(f"flowedit eval: no case in {suite} (no Python file with a function or a line to complete)",
               file=sys.stderr)
         return 2
     engines = args.engine or ["embedded"]
-    print(f"flowedit eval: {suite}; {len(holes)} holes, {len(nes)} next edits (of {len(nes_pool)}); "
-          f"{', '.join(engines)}", flush=True)
+    told = ", ".join(f"{sum(c.kind == k for c in nes)} {k}" for k in ("no-edit", "jump"))
+    print(f"flowedit eval: {suite}; {len(holes)} holes, {sum(c.kind == 'next-edit' for c in nes)} next edits "
+          f"(of {len(nes_pool)}), {told}; {', '.join(engines)}", flush=True)
     runs: list[dict[str, Any]] = []
     started = time.perf_counter()
     for engine in engines:
@@ -95,15 +75,48 @@ def run(args: argparse.Namespace) -> int:
         runs.append({"engine": engine, "settings": settings, "summaries": summaries, "outcomes": outcomes})
     print(table([(r["engine"], r["summaries"]) for r in runs]))
     print(f"({time.perf_counter() - started:.1f} s; exact match: the suggestion is the hole's text; chars saved: "
-          "its correct beginning; edit similarity: 1 - edit distance / length; latency: request to answer, "
-          "for next edits the change to the prediction, the idle pause included)")
+          "its correct beginning; edit similarity: 1 - edit distance / length; no-edit: the right answer is no "
+          "suggestion, its exact match is staying quiet; jump: the cursor moves to the next edit's place first; "
+          "reversals: predictions that undo the edit just typed; kept: characters a prediction adds that are "
+          "still there after the next few edits; latency: request to answer, for next edits the change to the "
+          "prediction, the idle pause included)")
     if args.json is not None:
         args.json.write_text(json.dumps({"suite": suite, "runs": [{
             "engine": r["engine"], "settings": r["settings"], "summaries": [s.as_dict() for s in r["summaries"]],
             "cases": [{"kind": o.kind, "id": o.case_id, "expected": o.expected, "got": o.got,
-                       "latency_ms": o.latency_ms, "exact": o.exact, "similarity": round(o.similarity, 3)}
+                       "latency_ms": o.latency_ms, "exact": o.exact, "similarity": round(o.similarity, 3),
+                       "reverted": o.reverted, "added_chars": o.added_chars, "kept_chars": o.kept_chars}
                       for o in r["outcomes"]]} for r in runs]}, indent=1, ensure_ascii=False), encoding="utf-8")
     return 0
+
+
+def _sources(args: argparse.Namespace) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], str]:
+    """The run's (path, text) files, (path, old, new) changes and its suite's name, as the arguments say."""
+    kind, root = ("repo", args.repo.resolve()) if args.repo is not None else (args.suite, None)
+    if kind == "auto":
+        kind, root = choose(Path.cwd())
+    elif kind == "workspace":
+        root = choose(Path.cwd())[1]
+        if root is None:
+            raise SuiteError("--suite workspace: this folder is not in a git repository with Python files")
+    if root is not None:
+        if not root.is_dir():
+            raise SuiteError(f"--repo {args.repo}: not a folder")
+        sources, changes, suite = without_copies(repo_sources(root)), git_changes(root), f"repository {root}"
+    elif kind == "stdlib":
+        sources, changes = stdlib_suite(), []
+        suite = f"the standard library of Python {sys.version_info[0]}.{sys.version_info[1]} (no next edits)"
+        print(f"flowedit eval: figures of this suite compare only on the same Python; {PINNED_HOWTO}",
+              file=sys.stderr)
+    else:
+        sources, suite = installed_suite(), f"{SUITE} {SUITE_VERSION} (held out)"
+        try:
+            changes = default_changes(CACHE)
+            suite += f", next edits {SUITE_OLD} → {SUITE_VERSION}"
+        except SuiteError as exc:
+            print(f"flowedit eval: next edits left out: {exc}", file=sys.stderr)
+            changes = []
+    return sources, changes, suite
 
 
 def _settings(engine: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -169,6 +182,8 @@ async def _next_edit(editor, folder: Path, case: NextEditCase, wait_s: float) ->
     try:
         sent = time.perf_counter()
         editor.type(uri, case.start, case.end, case.typed)
+        if case.cursor is not None:
+            editor.cursor(uri, case.cursor)  # (a jump: leaving the edited line predicts at once, there)
 
         def ended() -> bool:
             return any((s.get("next_edit") or {}).get("uri") == uri for s in editor.statuses[statuses:])
@@ -177,26 +192,23 @@ async def _next_edit(editor, folder: Path, case: NextEditCase, wait_s: float) ->
         except Exception:  # noqa: BLE001 - no answer in time: nothing shown
             pass
         shown = next((n for n in reversed(editor.next_edits[notes:]) if n["uri"] == uri and n["edits"]), None)
-        got, latency = None, None
+        got, latency, reverted, added, kept = None, None, False, 0, 0
         if shown is not None:
             text = editor.with_edits(uri, shown["edits"])
             got, latency = text, (shown["at"] - sent) * 1000
+            reverted = reverts(case.before, case.after_typing, text)
+            added, kept = kept_chars(case.after_typing, text, case.final or case.after_typing)
         # scored against the right answer closest to it: the next hunk, or it and the ones after it
-        windows = [_windows(case.after_typing, target, got) for target in (case.expected, *case.further)]
-        expected, got = max(windows, key=lambda w: Outcome("next-edit", "", w[0], w[1], None).similarity)
+        candidates = [_windows(case.after_typing, target, got) for target in (case.expected, *case.further)]
+        expected, got = max(candidates, key=lambda w: Outcome(case.kind, "", w[0], w[1], None).similarity)
     finally:
         editor.close(uri)
-    return Outcome("next-edit", case.id, expected, got, latency)
+    return Outcome(case.kind, case.id, expected, got, latency, reverted, added, kept)
 
 
 def _windows(base: str, expected: str, got: str | None) -> tuple[str, str | None]:
     """The parts of `expected` and `got` that differ from `base` (and from each other): what the edit is."""
-    texts = [base, expected] + ([got] if got is not None else [])
-    head = 0
-    while all(head < len(t) for t in texts) and len({t[head] for t in texts}) == 1:
-        head += 1
-    tail = 0
-    while all(tail < len(t) - head for t in texts) and len({t[len(t) - 1 - tail] for t in texts}) == 1:
-        tail += 1
-    cut = lambda t: t[head : len(t) - tail]  # noqa: E731
-    return cut(expected), (cut(got) if got is not None else None)
+    if got is None:
+        return windows(base, expected)[1], None
+    _, expected, got = windows(base, expected, got)
+    return expected, got

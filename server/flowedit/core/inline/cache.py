@@ -58,6 +58,11 @@ class CompletionCache:
         """Forget every suggestion."""
         self._entries.clear()
 
+    def forget(self, suggestion_id: int) -> None:
+        """Forget every entry of one suggestion (the user dismissed it: typing along it does not revive it)."""
+        for key in [key for key, (s, _) in self._entries.items() if s.id == suggestion_id]:
+            del self._entries[key]
+
     def drop(self, uri: str) -> None:
         """Forget every suggestion made for `uri` (it was closed)."""
         for key in [key for key in self._entries if key[0] == uri]:

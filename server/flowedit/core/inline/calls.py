@@ -30,6 +30,8 @@ class Counters:
     empty: int = 0
     shown: int = 0
     accepted: int = 0
+    dismissed: int = 0  # suggestions the user dismissed (Escape on the ghost text: `flowedit/dismissed`)
+    not_reoffered: int = 0  # answers left unshown: the user dismissed that very text at that place
     speculative_calls: int = 0  # model calls for what follows a shown suggestion (also in model_calls)
     speculative_hits: int = 0  # requests answered by one
     followups: int = 0  # model calls that continued the previous one, sending only the keys typed since

@@ -9,7 +9,9 @@ is one `DocumentState` per open document; `now` is always an input (seconds), no
 
 Invariants (tests/core/test_inline_session*.py): at most one completion call in flight per document (and
 one warm-up); a superseded request never gets an answer; no speculation for a metered endpoint; once a
-document is closed nothing of it is held and no action for it is handed out until it is used again.
+document is closed nothing of it is held and no action for it is handed out until it is used again; a
+suggestion the user dismissed is not offered again for the same text at the same place (the text around
+the cursor, `CompletionCache.key`), from the cache or from a new answer.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ WARM_AFTER_S = 0.3  # the cursor rested this long after the last answer: the use
 ORPHAN_GRACE_S = 0.3  # a call whose request the editor cancelled waits this long for a request to take it over
 CUT_OFF_QUIET_S = 60.0  # a cut-off completion is said at most once this long
 SHOWN_KEPT = 200  # suggestions remembered for partial accepts
+DISMISSED_KEPT = 200  # places where a suggestion was dismissed, remembered with its text
 RECENT_KEPT = 10  # documents whose last edit gives snippets to the others
 PLACES_KEPT = 100  # documents whose last known place (an edit, a request) is remembered, closed ones too
 SPECULATE, REST, ORPHAN = "speculate", "rest", "orphan"  # a document's timers
@@ -77,6 +80,8 @@ class InlineSession:
     recent: OrderedDict[str, int] = field(default_factory=OrderedDict)  # uri -> its last edit, most recent last
     # uri -> (offset, exact) of the last place known of it: a request's cursor (exact) or an edit's start
     places: OrderedDict[str, tuple[int, bool]] = field(default_factory=OrderedDict)
+    # the texts the user dismissed, each with its place (cache key: the text around the cursor), oldest first
+    dismissals: OrderedDict[tuple[str, str, str, str], None] = field(default_factory=OrderedDict)
     cut_told_at: float | None = None
 
     def state(self, uri: str, debounce_s: tuple[float, float] = (0.03, 0.35)) -> DocumentState:
@@ -128,7 +133,7 @@ class InlineSession:
     def cached(self, uri: str, ctx: FimContext) -> tuple[Suggestion, str] | None:
         """The suggestion the cache holds for `ctx`, and the text still to insert (serve from cache)."""
         hit = self.cache.get(uri, ctx.prefix, ctx.suffix)
-        if hit is None or not hit[1]:
+        if hit is None or not hit[1] or self._was_dismissed(CompletionCache.key(uri, ctx.prefix, ctx.suffix), hit[1]):
             return None
         self.counters.cache_hits += 1
         if len(hit[1]) < len(hit[0].text):
@@ -247,8 +252,12 @@ class InlineSession:
         """`call` answered `shaped` to a request that typed `typed` since it started: the suggestion to
         show and the text still to insert (None: nothing left to insert)."""
         suggestion = Suggestion(next(_suggestion_ids), call.uri, call.prefix[-1000:], call.suffix[:1000], shaped)
-        self.cache.put(suggestion, accepted=len(typed))
         rest = shaped[len(typed):]
+        if rest and self._was_dismissed(CompletionCache.key(call.uri, call.prefix + typed, call.suffix), rest):
+            self.counters.not_reoffered += 1
+            rest = ""
+        else:
+            self.cache.put(suggestion, accepted=len(typed))
         if not rest:
             self.empty()
             return None
@@ -269,6 +278,35 @@ class InlineSession:
         suggestion = self.shown.get(suggestion_id)
         if suggestion is not None:
             self.cache.put(suggestion, accepted=min(accepted_chars, len(suggestion.text)))
+
+    def dismissed(self, suggestion_id: int, start: int) -> bool:
+        """The user dismissed a suggestion shown from its `start`th character (Escape on the ghost text): that
+        text is not offered again at that place while the text around it stays, and the cache forgets the
+        suggestion. Whether it was one of those shown."""
+        suggestion = self.shown.pop(suggestion_id, None)
+        if suggestion is None or not 0 <= start < len(suggestion.text):
+            return False
+        key = CompletionCache.key(suggestion.uri, suggestion.prefix + suggestion.text[:start], suggestion.suffix)
+        self.dismissals.pop((*key, suggestion.text[start:]), None)
+        self.dismissals[(*key, suggestion.text[start:])] = None
+        while len(self.dismissals) > DISMISSED_KEPT:
+            self.dismissals.popitem(last=False)
+        self.cache.forget(suggestion_id)
+        self.counters.dismissed += 1
+        return True
+
+    def no_speculation(self, uri: str) -> list[Action]:
+        """The suggestion shown in `uri` was dismissed: what its acceptance would be followed by is not wanted —
+        no speculative call to come, and the one running stops."""
+        doc = self.docs.get(uri)
+        if doc is None:
+            return []
+        doc.speculation = None
+        call = doc.call
+        return [Disarm(uri, SPECULATE), *(self.stop(uri) if call is not None and call.speculative else [])]
+
+    def _was_dismissed(self, key: tuple[str, str, str], rest: str) -> bool:
+        return (*key, rest) in self.dismissals
 
     # ------------------------------------------------------------------ while the user reads
     def key(self, uri: str, offset: int) -> None:
@@ -374,7 +412,7 @@ class InlineSession:
     # ------------------------------------------------------------------ ends
     def closed(self, uri: str) -> list[Action]:
         """`uri` was closed: everything of it ends — its call, the speculative call and warm-up to come, its
-        warm-up, cached and shown suggestions; a request still waiting gives up as if superseded."""
+        warm-up, cached, shown and dismissed suggestions; a request still waiting gives up as if superseded."""
         doc = self.docs.get(uri)
         actions: list[Action] = [Disarm(uri, timer) for timer in (SPECULATE, REST, ORPHAN)]
         if doc is not None:
@@ -385,6 +423,8 @@ class InlineSession:
         self.cache.drop(uri)
         for key in [key for key, suggestion in self.shown.items() if suggestion.uri == uri]:
             del self.shown[key]
+        for where in [where for where in self.dismissals if where[0] == uri]:
+            del self.dismissals[where]
         self.recent.pop(uri, None)
         self.warm_ups.typed(uri)
         return actions

@@ -27,13 +27,16 @@ class Disarm:
 
 @dataclass(frozen=True)
 class Predict:
-    """Ask the model for `doc`'s next edit (run `run`), the cursor at `cursor`, from the recent `events`."""
+    """Ask the model for `doc`'s next edit (run `run`), the cursor at `cursor`, from the recent `events`; the
+    edits the user dismissed there (`dismissed`, diff hunks) are not to be suggested again."""
 
     doc: Document
     run: int
     cursor: int
     events: tuple[EditEvent, ...]
     edit_at: float  # when the last edit was made (a prediction's `ms` counts from it)
+    dismissed: tuple[str, ...] = ()
+    speculative: bool = False  # asked right after an accept, without waiting for the user's pause
 
 
 @dataclass(frozen=True)

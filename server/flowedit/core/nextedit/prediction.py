@@ -85,6 +85,7 @@ class NextEditContext:
     region_start: int  # where the region starts in the document (not sent)
     version: int  # the document's version it was read from (not sent)
     last_edit: EditEvent | None = None
+    dismissed: tuple[str, ...] = ()  # diff hunks of edits the user dismissed here (not to suggest again)
 
     @property
     def answer_limit(self) -> int:
@@ -105,21 +106,24 @@ class NextEditContext:
         """The plain-text prompt for a Responses endpoint (with `NEXT_EDIT_INSTRUCTIONS`)."""
         events = "\n\n".join(self.events) or "(none yet)"
         where = f"{self.path} ({self.language_id or 'text'})"
-        return f"Recent edits:\n\n{events}\n\nExcerpt of {where}:\n\n{self.excerpt()}"
+        dismissed = ("Edits the user dismissed (do not suggest them again):\n\n" + "\n\n".join(self.dismissed)
+                     + "\n\n") if self.dismissed else ""
+        return f"Recent edits:\n\n{events}\n\n{dismissed}Excerpt of {where}:\n\n{self.excerpt()}"
 
     def extension(self, max_tokens: int) -> dict[str, Any]:
         """The `flowedit` field of `response.create`: everything an engine needs to build its own prompt."""
         last = None if self.last_edit is None else {"old": self.last_edit.old, "new": self.last_edit.new}
         return {"task": "next_edit", "path": self.path, "language_id": self.language_id, "events": list(self.events),
                 "before": self.before, "region": self.region, "cursor": self.cursor, "after": self.after,
-                "start_of_file": self.start_of_file, "last_edit": last, "max_tokens": max_tokens}
+                "start_of_file": self.start_of_file, "last_edit": last, "max_tokens": max_tokens,
+                **({"dismissed": list(self.dismissed)} if self.dismissed else {})}
 
 
 def next_edit_context(doc: Document, offset: int, path: str, events: Sequence[EditEvent],
                       region_tokens: int = REGION_TOKENS, context_tokens: int = CONTEXT_TOKENS,
-                      events_chars: int = EVENTS_CHARS) -> NextEditContext:
+                      events_chars: int = EVENTS_CHARS, dismissed: Sequence[str] = ()) -> NextEditContext:
     """The editable region around `offset` (whole lines, ~`region_tokens`), ~`context_tokens` of lines
-    either side of it, and the newest `events` within `events_chars`."""
+    either side of it, the newest `events` within `events_chars`, and the edits the user `dismissed`."""
     line = doc.line_of(offset)
     first, last = _widen(doc, line, region_tokens * CHARS_PER_TOKEN, 0, doc.line_count - 1)
     c_first, c_last = _widen(doc, first, context_tokens * CHARS_PER_TOKEN * 2, 0, first)[0], \
@@ -130,7 +134,7 @@ def next_edit_context(doc: Document, offset: int, path: str, events: Sequence[Ed
         path=path, language_id=doc.language_id, events=tuple(render_events(path, events, events_chars)),
         before=text[doc.line_start(c_first) : lo], region=text[lo:hi], cursor=offset - lo,
         after=text[hi : doc.line_end(c_last, with_eol=True)], start_of_file=c_first == 0, region_start=lo,
-        version=doc.version, last_edit=events[-1] if events else None)
+        version=doc.version, last_edit=events[-1] if events else None, dismissed=tuple(dismissed))
 
 
 def region_from_answer(answer: str, ctx_before: str, ctx_after: str, region: str) -> str | None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowedit.core.nextedit.actions import Action, Arm, Cancel, Clear, Disarm, Predict, Show
+from flowedit.core.nextedit.dismissals import Dismissals
 from flowedit.core.nextedit.history import EditHistory
 from flowedit.core.nextedit.prediction import (
     NextEditContext,
@@ -33,8 +34,8 @@ from flowedit.core.nextedit.prediction import (
 )
 from flowedit.core.text.document import Change, Document
 
-COUNTERS = ("requests", "predictions", "empty", "rejected", "stale", "interrupted", "accepted", "dismissed",
-            "typed_over", "failed", "cut", "shown")
+COUNTERS = ("requests", "predictions", "empty", "rejected", "dismissed_before", "stale", "interrupted", "accepted",
+            "dismissed", "typed_over", "failed", "cut", "shown", "speculative")
 _prediction_ids = itertools.count(1)
 _run_ids = itertools.count(1)
 
@@ -57,12 +58,14 @@ class DocState:
 
     doc: Document
     history: EditHistory
+    dismissals: Dismissals  # the edits the user dismissed here, not shown again while their text stays
     cursor: int = 0  # where its cursor was last seen
     edited_line: int | None = None  # the line of the last edit not yet predicted from
     due: float | None = None  # when the idle pause after the last edit ends (a prediction is to come)
     running: Run | None = None
     prediction: Prediction | None = None  # the one shown (it may have stopped applying: `live`)
     made: int | None = None  # the last prediction the user made in full (by hand or as ghost text)
+    speculate: bool = False  # a prediction was accepted: the edit that makes it predicts at once
 
 
 def _ms(seconds: float) -> float:
@@ -87,9 +90,9 @@ class NextEditSession:
         """Follow `doc`'s edits from now on (`clock` dates them); a document opened again starts afresh."""
         if doc.uri in self.docs:
             self.closed(doc.uri)
-        history = EditHistory(clock, doc)
-        doc.observers.append(history)
-        self.docs[doc.uri] = DocState(doc, history)
+        history, dismissals = EditHistory(clock, doc), Dismissals(doc)
+        doc.observers += [history, dismissals]
+        self.docs[doc.uri] = DocState(doc, history, dismissals)
 
     def closed(self, uri: str) -> None:
         """Everything of `uri` ends: its timer, its running prediction, the one shown, its history."""
@@ -99,8 +102,9 @@ class NextEditSession:
         self._disarm(st)
         self._stop(st)
         self._drop(st, "closed", tell=False)
-        if st.history in st.doc.observers:
-            st.doc.observers.remove(st.history)
+        for observer in (st.history, st.dismissals):
+            if observer in st.doc.observers:
+                st.doc.observers.remove(observer)
 
     def edited(self, uri: str, now: float, idle_s: float, by_user: bool = True, enabled: bool = True) -> None:
         """`uri` changed: the running prediction is stale, the one shown moves with the text or is dropped;
@@ -120,6 +124,9 @@ class NextEditSession:
             return
         st.edited_line = history.last_line
         st.cursor = history.last_offset if history.last_offset is not None else 0
+        if st.speculate:  # (the accepted edit: the next one is asked for now, not after the idle pause)
+            self._start(st, enabled, speculative=True)
+            return
         st.due = now + idle_s
         self._out.append(Arm(uri, st.due))
 
@@ -154,16 +161,19 @@ class NextEditSession:
         st = self.docs.get(uri)
         return st.running.id if st is not None and st.running is not None else None
 
-    def _start(self, st: DocState, enabled: bool) -> None:
+    def _start(self, st: DocState, enabled: bool, speculative: bool = False) -> None:
         self._disarm(st)
+        st.speculate = False
         last = st.history.last
         if last is None or not enabled:
             return
         st.edited_line = None
         self._stop(st)
         self.counters["requests"] += 1
+        self.counters["speculative"] += speculative
         st.running = Run(next(_run_ids), st.cursor, last.at)
-        self._out.append(Predict(st.doc, st.running.id, st.cursor, tuple(st.history.recent()), last.at))
+        self._out.append(Predict(st.doc, st.running.id, st.cursor, tuple(st.history.recent()), last.at,
+                                 st.dismissals.hunks(), speculative))
 
     def _disarm(self, st: DocState) -> None:
         if st.due is not None:
@@ -199,6 +209,7 @@ class NextEditSession:
         doc = st.doc
         region = settled_region(answer, ctx.region)
         edits = minimal_edits(ctx.region, region, ctx.region_start) if region is not None else []
+        edits = st.dismissals.without(edits) if doc.version == ctx.version else []
         if edits and edits != r.shown and doc.version == ctx.version and not reverts(edits, doc.text, ctx.last_edit):
             r.shown = edits
             self._show(st, Prediction(next(_prediction_ids), doc.uri, edits, doc.version, cursor=r.cursor,
@@ -240,6 +251,9 @@ class NextEditSession:
             return "empty"
         if reverts(edits, doc.text, ctx.last_edit):
             return "rejected"  # (a prediction that undoes the last edit)
+        edits = st.dismissals.without(edits)
+        if not edits:
+            return "dismissed_before"  # (the user dismissed this very edit here, and the text there is the same)
         current = self.live(doc.uri)
         if current is not None and current.edits == edits and current.meta.get("streaming"):
             current.meta = meta  # (shown while it streamed, the same edits: the same prediction, no redraw)
@@ -282,35 +296,47 @@ class NextEditSession:
         self._stop(st)
         if st.prediction is None:
             return False
+        if st.prediction.live:
+            st.dismissals.remember(st.prediction.edits)
         self.counters["dismissed"] += 1
         self._drop(st, "dismissed")
         return True
 
-    def accept(self, uri: str, prediction_id: int | None = None) -> Prediction | None:
+    def accept(self, uri: str, prediction_id: int | None = None, speculate: bool = False) -> Prediction | None:
         """The user accepts the prediction shown for `uri` (`prediction_id`, if given): it is handed back for
-        the glue to apply, and cleared; the rest of its answer, if it still streams, is not wanted."""
+        the glue to apply, and cleared; the rest of its answer, if it still streams, is not wanted. With
+        `speculate`, the edit that applies it predicts the next one at once (no idle pause)."""
         prediction, st = self.live(uri), self.docs.get(uri)
         if st is None or prediction is None or (prediction_id is not None and prediction.id != prediction_id):
             return None
         self._stop(st)
         self._drop(st, "accepted")
+        st.speculate = speculate
         return prediction
 
-    def applied(self, ok: bool) -> None:
-        """The editor answered the accepted prediction's edit: applied or not."""
+    def applied(self, ok: bool, uri: str | None = None) -> None:
+        """The editor answered the accepted prediction's edit (of `uri`): applied or not — then no edit of it
+        is coming, and the user's next one waits for the idle pause as usual."""
         self.counters["accepted"] += ok
+        st = self.docs.get(uri) if uri is not None else None
+        if st is not None and not ok:
+            st.speculate = False
 
-    def accepted_inline(self, uri: str, prediction_id: int) -> None:
-        """The editor applied the prediction itself (as ghost text): count it, and it is done."""
+    def accepted_inline(self, uri: str, prediction_id: int, speculate: bool = False, enabled: bool = True) -> None:
+        """The editor applied the prediction itself (as ghost text): count it, and it is done; with
+        `speculate`, the next one is predicted at once (or by the edit that applies it, still to come)."""
         st = self.docs.get(uri)
         if st is None:
             return
         if st.prediction is not None and st.prediction.id == prediction_id:
             self.counters["accepted"] += 1
             self._drop(st, "accepted")
+            st.speculate = speculate
         elif st.made == prediction_id:  # (its edit reached the server first)
             self.counters["accepted"] += 1
             st.made = None
+            if speculate and st.due is not None:
+                self._start(st, enabled, speculative=True)
 
     def offered(self, uri: str, first_line: int, last_line: int) -> Prediction | None:
         """The prediction to offer as a code action on lines `first_line`..`last_line`: when they touch a

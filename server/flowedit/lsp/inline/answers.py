@@ -10,6 +10,7 @@ from lsprotocol import types as lsp
 
 from flowedit.core import names
 from flowedit.core.inline.shape import Cursor, fit
+from flowedit.core.plain import plain
 from flowedit.core.text.document import Document
 from flowedit.lsp import convert
 from flowedit.lsp.host import Host
@@ -146,6 +147,22 @@ def snippet_text(text: str, indent: str = "") -> str:
     indented less than `indent` cannot be said that way and is left as it is)."""
     first, *others = _SNIPPET_SPECIAL.sub(r"\\\g<0>", text).split("\n")
     return "\n".join([first, *(line.removeprefix(indent) for line in others)])
+
+
+def dismissed(completer: InlineCompleter, next_edits: NextEdits, params: Any) -> None:
+    """`flowedit/dismissed {item}`: the user dismissed the ghost text `item` (Escape); its command says whose it
+    is — a completion (not offered again at that text: `InlineSession.dismissed`) or a next edit (dismissed)."""
+    raw = plain(params)
+    item = raw.get("item") if isinstance(raw, dict) else None
+    command = _field(item, "command")
+    name, args = _field(command, "command"), _field(command, "arguments")
+    ref = suggestion_ref(item) if name == ACCEPTED else None
+    if ref is not None:
+        completer.dismissed(*ref)
+    elif name == names.NEXT_EDIT_ACCEPTED and isinstance(args, list) and args and isinstance(args[0], dict):
+        uri, prediction = args[0].get("uri"), args[0].get("id")
+        if isinstance(uri, str) and isinstance(prediction, int):
+            next_edits.dismiss(uri, prediction)
 
 
 def partially_accepted(host: Host, completer: InlineCompleter, params: Any) -> None:

@@ -240,6 +240,13 @@ class InlineCompleter:
         """The user accepted the first `accepted_chars` of a suggestion's text: serve the rest from cache."""
         self.session.partially_accepted(suggestion_id, accepted_chars)
 
+    def dismissed(self, suggestion_id: int, start: int) -> None:
+        """The user dismissed a suggestion shown from its `start`th character: not offered again there."""
+        suggestion = self.session.shown.get(suggestion_id)
+        if self.session.dismissed(suggestion_id, start) and suggestion is not None:
+            self.perform(self.session.no_speculation(suggestion.uri))
+            self.host.send_status(completion=self.counters.as_dict())
+
     def forget(self) -> None:
         """Nothing said so far is said again: an answer may come from content that is withheld now
         (`Host.withheld`), cached, shown or still streaming."""

@@ -146,9 +146,9 @@ class NextEdits:
     def _start(self, action: Predict) -> None:
         doc, s = action.doc, self.host.settings.next_edit
         ctx = next_edit_context(doc, min(action.cursor, len(doc.text)), uri_path(doc.uri), action.events,
-                                s.region_tokens, s.context_tokens)
+                                s.region_tokens, s.context_tokens, dismissed=action.dismissed)
         self.session.started(doc.uri, action.run, ctx)
-        task = asyncio.ensure_future(self._predict(doc.uri, action.run, ctx, action.edit_at))
+        task = asyncio.ensure_future(self._predict(doc.uri, action.run, ctx, action.edit_at, action.speculative))
         self._runs[action.run] = task
         task.add_done_callback(functools.partial(self._ran, action.run))
 
@@ -156,7 +156,8 @@ class NextEdits:
         if self._runs.get(run) is task:
             del self._runs[run]
 
-    async def _predict(self, uri: str, run: int, ctx: NextEditContext, edit_at: float) -> None:
+    async def _predict(self, uri: str, run: int, ctx: NextEditContext, edit_at: float,
+                       speculative: bool = False) -> None:
         s = self.host.settings.next_edit
         loop = asyncio.get_running_loop()
         create = wire.ResponseCreate(input=ctx.prompt(), instructions=NEXT_EDIT_INSTRUCTIONS,
@@ -183,7 +184,7 @@ class NextEdits:
                 log.info("a next-edit prediction that undoes the last edit was not shown")
             self._flush()  # (the prediction goes out before the status that says it was shown)
             if outcome != "interrupted":
-                self.host.send_status(next_edit={"uri": uri, "outcome": outcome,
+                self.host.send_status(next_edit={"uri": uri, "outcome": outcome, "speculative": speculative,
                                                  "ms": round((loop.time() - edit_at) * 1000, 1), **figures})
 
     async def _ask(self, create: wire.ResponseCreate, streaming: Callable[[str], None],
@@ -252,7 +253,7 @@ class NextEdits:
 
     async def accept(self, uri: str, prediction_id: int | None = None) -> dict[str, Any]:
         """Apply the prediction shown for `uri` (a versioned edit: an editor that moved on refuses it)."""
-        doc, prediction = self.host.docs.get(uri), self.session.accept(uri, prediction_id)
+        doc, prediction = self.host.docs.get(uri), self.session.accept(uri, prediction_id, self._speculate())
         self._flush()
         if doc is None or prediction is None:
             return {"applied": False, "reason": "no next edit is shown there any more"}
@@ -265,7 +266,7 @@ class NextEdits:
         result = await self.host.apply_edit(lsp.ApplyWorkspaceEditParams(
             edit=lsp.WorkspaceEdit(document_changes=[edit]), label="FlowEdit: next edit"))
         applied = bool(result and result.applied)
-        self.session.applied(applied)
+        self.session.applied(applied, uri)
         end = first.start + len(first.text)
         return {"applied": applied, "reason": None if applied else (result.failure_reason if result else None)
                 or "the editor refused the edit", "cursor": _json(convert.lsp_range(doc, end, end, enc).start)
@@ -295,8 +296,13 @@ class NextEdits:
 
     def accepted_inline(self, uri: str, prediction_id: int) -> None:
         """The editor applied the prediction itself (as ghost text): count it, and it is done."""
-        self.session.accepted_inline(uri, prediction_id)
+        self.session.accepted_inline(uri, prediction_id, self._speculate(), self._enabled(uri))
         self._flush()
+
+    def _speculate(self) -> bool:
+        """Whether an accept asks for the next edit at once: `next_edit.speculate`, never `metered` (a call
+        the user may not want, billed)."""
+        return self.host.settings.next_edit.speculate and not self.host.settings.metered
 
     def forget(self) -> None:
         """Nothing predicted so far is shown again (content may be withheld now)."""
@@ -311,7 +317,7 @@ class NextEdits:
         return {}  # (a prediction's figures go out as it ends: `send_status(next_edit=...)`)
 
     def stats(self) -> dict[str, Any]:
-        return {"next_edits": dict(self.counters)}
+        return {"next_edits": dict(self.counters)}  # (`speculative`: the requests asked right after an accept)
 
     async def close(self) -> None:
         self.session.close()

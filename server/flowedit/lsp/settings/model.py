@@ -93,6 +93,7 @@ class NextEditSettings(BaseModel):
     context_tokens: int = Field(default=150, ge=0, le=10_000)  # read-only lines either side of it
     max_tokens: int = Field(default=1024, ge=1, le=16_384)
     reasoning_effort: Effort = "minimal"
+    speculate: bool = True  # an accepted next edit asks for the one after it at once (never when `metered`)
 
 
 class ReviewSettings(BaseModel):
