@@ -135,8 +135,9 @@ class Settings(BaseModel):
     upstream_fim: Literal["auto", "suffix", "infill", "template", "prompt"] = "auto"
     upstream_fim_template: str | None = None
     # next edits through the bridge: None asks the chat endpoint with flowedit's prompt; "zeta" sends a
-    # model trained like Zed's Zeta its own prompt (/v1/completions); any other text is such a prompt
-    # template holding {events} and {excerpt}
+    # model trained like Zed's Zeta its own prompt (/v1/completions), "sweep" and "zeta2" Sweep's next-edit
+    # model and Zed's Zeta 2 theirs (engines/nextedit_formats.py); any other text is a prompt template
+    # holding {events} and {excerpt}
     upstream_next_edit_template: str | None = None
 
     @field_validator("api_key_env", "upstream_key_env")
