@@ -101,6 +101,10 @@ class EmbeddedSettings(BaseModel):
     model_config = ConfigDict(extra="ignore")
     corpus: list[str] = Field(default_factory=list)  # extra folders to learn from, e.g. a standard library
     index_budget_tokens: int = Field(default=8_000_000, ge=0, le=500_000_000)
+    # the Python libraries the workspace uses (its .venv/venv, VIRTUAL_ENV or `python`'s site-packages and the
+    # standard library) as the index's lowest layer, built after the workspace (engines/local/libraries.py)
+    libraries: bool = True
+    python: str | None = None  # the workspace's interpreter, when no .venv/venv folder or VIRTUAL_ENV says it
 
 
 class Settings(BaseModel):
