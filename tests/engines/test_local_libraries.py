@@ -111,7 +111,10 @@ def test_the_layer_is_bounded_and_can_be_left_off(tmp_path: Path) -> None:
     assert off.libraries_built.is_set() and off.environment is None and "libraries" not in off.describe()
 
 
-@given(st.lists(st.sampled_from(["def", " ", "\n", "    ", "x_1", "(", "**=", "中文", "\t", "'''", "42.5e"]), max_size=400),
+PIECES = ["def", " ", "\n", "    ", "x_1", "(", "**=", "中文", "\t", "'''", "42.5e"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=400),
        st.integers(1, 64))
 @settings(max_examples=200, deadline=None)
 def test_the_library_is_tokenized_in_chunks_into_the_same_tokens(pieces: list[str], chunk: int) -> None:

@@ -162,7 +162,8 @@ def test_zeta2s_prompt_is_suffix_first_then_the_edit_history_and_the_marked_regi
 def sweep_server(seen: Seen) -> Reply:
     """Ollama serving Sweep's model: it answers only a prompt of Sweep's shape, with f1's `width` → `w`."""
     prompt = seen.body.get("prompt", "") if seen.path == "/v1/completions" else ""
-    shaped = re.fullmatch(r"(<\|file_sep\|>geo\.py\.diff\noriginal:\n.*?\nupdated:\n.*?\n)*<\|file_sep\|>original/geo.py"
+    shaped = re.fullmatch(r"(<\|file_sep\|>geo\.py\.diff\noriginal:\n.*?\nupdated:\n.*?\n)*"
+                          r"<\|file_sep\|>original/geo.py"
                           r"\n.*\n<\|file_sep\|>current/geo\.py\n.*\n<\|file_sep\|>updated/geo\.py\n", prompt, re.S)
     if not shaped or seen.body.get("stop") != ["<|file_sep|>", "<|endoftext|>"]:
         return Reply(400, [vllm_error("not a Sweep prompt")], "application/json", chunked=False)
@@ -174,7 +175,8 @@ def sweep_server(seen: Seen) -> Reply:
 def zeta2_server(seen: Seen) -> Reply:
     """vLLM serving Zeta 2: it answers only a prompt of Zeta 2's shape, rewriting the cursor's marker span."""
     prompt = seen.body.get("prompt", "") if seen.path == "/v1/completions" else ""
-    shaped = re.fullmatch(r"<\[fim-suffix\]>.*<\[fim-prefix\]>(<filename>edit_history\n(--- a/.*?\n\+\+\+ b/.*?\n.*?\n)+\n)?"
+    shaped = re.fullmatch(r"<\[fim-suffix\]>.*<\[fim-prefix\]>"
+                          r"(<filename>edit_history\n(--- a/.*?\n\+\+\+ b/.*?\n.*?\n)+\n)?"
                           r"<filename>geo\.py\n.*<<<<<<< CURRENT\n<\|marker_1\|>\n.*<\|user_cursor\|>.*"
                           r"<\|marker_\d+\|>\n=======\n<\[fim-middle\]>", prompt, re.S)
     if not shaped or "stop" in seen.body:

@@ -52,6 +52,11 @@ class NextEditFormat:
     region: Callable[[str, dict[str, Any]], str]
 
 
+def _relative(ext: dict[str, Any]) -> str:
+    """The document's path as both models were trained to read it: relative, in forward slashes."""
+    return str(ext.get("path", "")).replace("\\", "/").lstrip("/")
+
+
 def _hunks(ext: dict[str, Any]) -> list[str]:
     """The diff hunks (`@@ ... @@` and its lines) of the request's rendered edit events, oldest first."""
     out = []
@@ -79,7 +84,7 @@ def _shown(lines: str) -> str:
 
 def sweep_prompt(ext: dict[str, Any]) -> str:
     """The prompt of Sweep's next-edit model for a request's `flowedit` field."""
-    path, region, cursor = str(ext.get("path", "")), str(ext.get("region", "")), int(ext.get("cursor", 0))
+    path, region, cursor = _relative(ext), str(ext.get("region", "")), int(ext.get("cursor", 0))
     lo, hi = _sweep_window(region, cursor)
     current = region[lo:hi]
     last = ext.get("last_edit") or {}
@@ -174,9 +179,9 @@ def _with_markers(region: str, cursor: int) -> str:
 
 def zeta2_prompt(ext: dict[str, Any]) -> str:
     """The prompt of Zed's Zeta 2 (multi-region markers) for a request's `flowedit` field."""
-    path, region, cursor = str(ext.get("path", "")), str(ext.get("region", "")), int(ext.get("cursor", 0))
+    path, region, cursor = _relative(ext), str(ext.get("region", "")), int(ext.get("cursor", 0))
     before, after = str(ext.get("before", "")), str(ext.get("after", ""))
-    unix = "/" + path.lstrip("/")
+    unix = "/" + path
     history = "".join(f"--- a{unix}\n+++ b{unix}\n{hunk}\n" for hunk in _hunks(ext))
     suffix = ZETA2_FIM_SUFFIX + after + ("" if after.endswith("\n") else "\n")
     section = f"{ZETA2_FILE}{path}\n{before}{ZETA2_START}{_with_markers(region, cursor)}"
