@@ -3,8 +3,9 @@
 The next token is chosen from the continuations of the **longest suffix of the context that occurs in
 the index followed by something other than a document's end** — the most frequent one, ties going to the
 smallest text, so the output is a pure function of the index and the context. Counts are summed over
-shards with a weight: +1 for a shard, −1 for the build-time copy of a document that has been replaced
-since (its occurrences cancel exactly, because a match never spans two documents).
+shards with a weight: a shard's layer's (`UPPER` for the workspace's, 1 for the libraries'), negated for the
+build-time copy of a document that has been replaced since (its occurrences cancel exactly, because a match
+never spans two documents).
 
 Extending the context by the token just chosen extends the match by one (the longest match of the new
 context cannot be longer), so each step is a binary search inside the current suffix-array ranges, not a
@@ -29,7 +30,7 @@ MAX_MATCH = 512  # tokens of context searched; a longer match almost never chang
 UPPER = 1000  # the weight of an upper layer's shard (a lower layer's weighs 1)
 LOWER_MARGIN = 4
 
-Source = tuple[Shard, int]  # a shard and its weight (+1, or -1 for a replaced build-time document)
+Source = tuple[Shard, int]  # a shard and its weight (its layer's; negated for a replaced build-time document)
 Ranges = list[tuple[int, int]]
 
 
