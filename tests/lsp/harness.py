@@ -163,7 +163,7 @@ class Editor:
         )
         names = {"nvim07": "Neovim", "eglot": "Eglot", "vscode": "Visual Studio Code"}
         result = await client.initialize_session(lsp.InitializeParams(
-            capabilities=caps, initialization_options=settings, root_uri=root_uri,
+            capabilities=caps, initialization_options=without_libraries(settings), root_uri=root_uri,
             client_info=lsp.ClientInfo(name=names.get(self.behaviour, "pytest-lsp"))))
         assert result.capabilities.position_encoding == self.encoding
 
@@ -445,3 +445,12 @@ class _Inbox(list):
     def append(self, item: Any) -> None:
         super().append(item)
         self._arrived()
+
+
+def without_libraries(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` with the embedded engine's library layer off unless they say otherwise: indexing the standard
+    library costs seconds of CPU in every server a test starts (tests/lsp/test_libraries_e2e.py turns it on)."""
+    embedded = settings.get("embedded")
+    if isinstance(embedded, dict) and "libraries" in embedded:
+        return settings
+    return {**settings, "embedded": {**(embedded if isinstance(embedded, dict) else {}), "libraries": False}}

@@ -1,12 +1,12 @@
 """Next edits from a model: a Responses endpoint (the real gateway, a scripted stand-in that keeps what it
-was asked) and a Zeta model behind an OpenAI-compatible server (a scripted fake that answers only a prompt
-of Zeta's shape), each through the real `flowedit lsp` over stdio."""
+was asked) and Zeta, Sweep's next-edit model and Zeta 2 behind an OpenAI-compatible server (a scripted fake that
+answers only a prompt of that model's shape), each through the real `flowedit lsp` over stdio."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 import pytest
 
@@ -14,7 +14,8 @@ from flowedit.core.nextedit.prediction import CURSOR_MARKER, NEXT_EDIT_INSTRUCTI
 from flowedit.engines.gateway import Gateway
 from flowedit.model import wire
 
-from tests.engines.test_upstream_fake import FakeUpstream, Reply, awkward, vllm_completion, vllm_error
+from tests.engines.test_upstream_fake import (FakeUpstream, Reply, awkward, ollama_completion, vllm_completion,
+                                              vllm_error)
 from tests.lsp.harness import Editor, Recording
 
 URI = "file:///work/shapes.py"
@@ -215,3 +216,42 @@ async def test_an_edit_dismissed_is_not_shown_again_for_the_same_text_and_the_ne
     assert "dismissed" not in asked[0].flowedit
     assert asked[-1].flowedit["dismissed"] == ["@@ -3,0 +4,1 @@\n+        self.h = h"]
     assert "Edits the user dismissed (do not suggest them again):" in wire.response_text(asked[-1])
+
+
+def _local_model(shape: str) -> Callable[[Any], Reply]:
+    """Ollama serving Sweep's next-edit model, or vLLM serving Zeta 2: each answers only a prompt of its own
+    shape (anything else: an error), with `self.h = h` added after `self.w = w`."""
+    def handler(seen):
+        prompt = seen.body.get("prompt", "") if seen.path == "/v1/completions" else ""
+        if shape == "sweep" and prompt.endswith("<|file_sep|>updated/work/shapes.py\n") and \
+                "<|file_sep|>current/work/shapes.py\n" in prompt and \
+                seen.body.get("stop") == ["<|file_sep|>", "<|endoftext|>"]:
+            current = prompt.split("<|file_sep|>current/work/shapes.py\n", 1)[1].split("\n<|file_sep|>updated/", 1)[0]
+            new = current.replace("self.w = w  # 中文 😀\n", "self.w = w  # 中文 😀\n        self.h = h\n")
+            return Reply(pieces=awkward(ollama_completion([new[:25], new[25:] + "\n"])))
+        if shape == "zeta2" and prompt.startswith("<[fim-suffix]>") and prompt.endswith("=======\n<[fim-middle]>") \
+                and "<filename>work/shapes.py\n" in prompt and "stop" not in seen.body \
+                and "<<<<<<< CURRENT\n<|marker_1|>\nclass Box:\n" in prompt:
+            # the region is one block (<|marker_1|>...<|marker_2|>) here: its rewrite, then the end marker
+            block = prompt.split("<|marker_1|>\n", 1)[1].split("<|marker_2|>", 1)[0].replace("<|user_cursor|>", "")
+            new = block.replace("self.w = w  # 中文 😀\n", "self.w = w  # 中文 😀\n        self.h = h\n")
+            return Reply(pieces=awkward(vllm_completion(["<|marker_1|>\n", new[:40], new[40:], "<|marker_2|>",
+                                                         ">>>>>>> UPDATED\n"])))
+        return Reply(400, [vllm_error(f"not a {shape} prompt")], "application/json", chunked=False)
+    return handler
+
+
+@pytest.mark.parametrize("shape", ["sweep", "zeta2"])
+async def test_a_local_next_edit_model_in_its_own_format_answers_through_the_bridge(shape):
+    async with FakeUpstream(_local_model(shape)) as fake:
+        ed = Editor(inline=True)
+        await ed.start({"upstream": fake.url, "model": shape, "upstream_next_edit_template": shape,
+                        "next_edit": {"idle_ms": 30}}, env={"FLOWEDIT_ENDPOINT": ""})
+        try:
+            shown = await _add_parameter(ed)
+            result = await ed.command("flowedit.acceptNextEdit", {"uri": URI, "id": shown["id"]})
+            assert result["applied"] and ed.text(URI) == PREDICTED
+        finally:
+            await ed.stop()
+    assert [(e["oldText"], e["newText"]) for e in shown["edits"]] == [("", "        self.h = h\n")]
+    assert all(s.path == "/v1/completions" for s in fake.seen)

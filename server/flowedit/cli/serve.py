@@ -76,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="the model's FIM prompt with {prefix} and {suffix}, for --upstream-fim template")
     upstream.add_argument("--upstream-next-edit-template", metavar="TEMPLATE", default=None,
                           help="next edits via /v1/completions with this prompt ({events}, {excerpt}); 'zeta' for "
-                          "Zed's Zeta model (default: the chat endpoint with flowedit's prompt)")
+                          "Zed's Zeta model, 'sweep' and 'zeta2' for Sweep's next-edit model and Zed's Zeta 2 "
+                          "(default: the chat endpoint with flowedit's prompt)")
     parser.set_defaults(run=run)
 
 

@@ -20,7 +20,7 @@ INLINE_EDIT_SHOWN = "textDocument/didShowInlineEdit"
 FOCUS = "textDocument/didFocus"  # Copilot's clients say which document has focus
 COMPLETION_PARTIALLY_ACCEPTED = "textDocument/didPartiallyAcceptCompletion"  # Copilot's name and shape
 COMPLETION_SHOWN = "textDocument/didShowCompletion"
-DISMISSED = "flowedit/dismissed"  # the user dismissed the ghost text shown (Escape): {item} (docs/protocol.md §4)
+DISMISSED = "flowedit/dismissed"  # the user dismissed the ghost text shown (Escape): {item} (docs/protocol.md §5)
 
 SERVER_METHODS = frozenset({STATUS, NEXT_EDIT, APPLY_REWRITE_EDIT})
 CLIENT_METHODS = frozenset({CURSOR, COPILOT_INLINE_EDIT, INLINE_EDIT_SHOWN, FOCUS, COMPLETION_PARTIALLY_ACCEPTED,

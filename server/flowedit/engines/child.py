@@ -6,10 +6,12 @@ and ends when its stdin closes."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -61,8 +63,13 @@ async def _serve(spec: EngineSpec, token: str) -> None:
     await gateway.serve("127.0.0.1", 0)
     stats = getattr(getattr(engine, "index", None), "stats", None)
     done = f"Indexed {plural(stats.files, 'file')}, {stats.tokens / 1e6:.1f}M tokens" if stats else "Ready"
-    _tell({"listening": gateway.url, "describe": engine.describe(), "done": done})
     loop = asyncio.get_running_loop()
+    if local.libraries_built.is_set():
+        _tell({"listening": gateway.url, "describe": engine.describe(), "done": done})
+    else:  # the workspace is served now; the libraries' layer is told when it is in
+        _tell({"listening": gateway.url, "describe": engine.describe(), "more": True,
+               "done": f"Workspace i{done[1:]}; indexing the Python libraries"})
+        libraries_told = asyncio.ensure_future(_tell_libraries(local, done))
     # stdin read in a thread: a pipe cannot be added to every platform's event loop (Windows' proactor
     # takes only overlapped handles), a blocking readline works everywhere
     while line := await loop.run_in_executor(None, sys.stdin.buffer.readline):
@@ -81,7 +88,25 @@ async def _serve(spec: EngineSpec, token: str) -> None:
                 _tell({"synced": op["n"]})
         except Exception as exc:  # noqa: BLE001 - one bad line must not end the engine
             log.warning("embedded engine: bad control line: %r", exc)
+    if not local.libraries_built.is_set():
+        libraries_told.cancel()
     await gateway.close()
+
+
+async def _tell_libraries(local: LocalEngine, done: str) -> None:
+    """Once the libraries' layer is built: the progress ends, with what the index holds now."""
+    loop, built = asyncio.get_running_loop(), asyncio.Event()
+
+    def wait() -> None:  # (a daemon thread, not the executor: the loop's end never waits for the build)
+        local.libraries_built.wait()
+        with contextlib.suppress(RuntimeError):  # the loop has ended
+            loop.call_soon_threadsafe(built.set)
+
+    threading.Thread(target=wait, daemon=True, name="flowedit-libraries-told").start()
+    await built.wait()
+    lib = local.index.library_stats
+    more = f" and the libraries: {lib.files} files, {lib.tokens / 1e6:.1f}M tokens" if lib else ""
+    _tell({"indexed": done + more, "describe": local.describe()})
 
 
 def main() -> None:

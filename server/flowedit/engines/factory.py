@@ -54,6 +54,8 @@ class EngineSpec:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     max_tokens: int = 128
     index_budget_tokens: int = 8_000_000
+    libraries: bool = False  # the workspace's Python libraries as the lowest layer (engines/local/libraries.py)
+    python: str | None = None
     # openai-compatible: the bridge
     upstream: str | None = None
     model: str | None = None
@@ -73,7 +75,8 @@ def build_engine(spec: EngineSpec, progress: Callable[[int, int], None] | None =
 
         try:
             settings = LocalSettings(workspace=spec.workspace, corpus=spec.corpus, exclude=spec.exclude,
-                                     max_tokens=spec.max_tokens, index_budget_tokens=spec.index_budget_tokens)
+                                     max_tokens=spec.max_tokens, index_budget_tokens=spec.index_budget_tokens,
+                                     libraries=spec.libraries, python=spec.python)
         except pydantic.ValidationError as exc:
             raise ValueError("; ".join(f"{e['loc'][0]}: {e['msg']}" for e in exc.errors())) from None
         return LocalEngine(settings, progress)
@@ -95,11 +98,14 @@ def build_engine(spec: EngineSpec, progress: Callable[[int, int], None] | None =
                           review_text=spec.review_text)
 
 
-def embedded_spec(root: str | None, exclude: list[str], corpus: list[str], budget: int) -> EngineSpec:
-    """The embedded engine over the workspace `root` (folders that do not exist are left out)."""
+def embedded_spec(root: str | None, exclude: list[str], corpus: list[str], budget: int, libraries: bool = False,
+                  python: str | None = None) -> EngineSpec:
+    """The embedded engine over the workspace `root` (folders that do not exist are left out), with the Python
+    libraries it uses below it if `libraries`."""
     workspace = Path(root) if root and Path(root).is_dir() else None
     folders = tuple(p for p in (Path(c).expanduser() for c in corpus) if p.is_dir())
-    return EngineSpec("local", workspace=workspace, corpus=folders, exclude=tuple(exclude), index_budget_tokens=budget)
+    return EngineSpec("local", workspace=workspace, corpus=folders, exclude=tuple(exclude), index_budget_tokens=budget,
+                      libraries=libraries, python=python)
 
 
 class InProcess:

@@ -10,8 +10,9 @@ channel of JSON lines:
 
     parent → child   {"op": "update", "path", "text"} | {"op": "remove", "path"} | {"op": "exclude", "globs"}
                      | {"op": "sync", "n"}  (answered once every op before it is applied)
-    child → parent   {"progress": "Indexing: 120 files, 1.2M tokens"} | {"listening": url, "describe": ...}
-                     | {"synced": n} | {"error": "..."}
+    child → parent   {"progress": "Indexing: 120 files, 1.2M tokens"} | {"listening": url, "describe": ...,
+                     "done": ..., "more": true if the libraries' layer is still being built} | {"indexed": ...,
+                     "describe": ...} (that layer is in) | {"synced": n} | {"error": "..."}
 
 The parent syncs before each request, so a document changed (or withheld) before a request is what the
 engine knows when it answers. The child ends when its stdin closes: when the server ends, however it ends.
@@ -127,9 +128,12 @@ class EngineProcess:
                     self._on_progress(str(message["progress"]), False)
                 elif "listening" in message:
                     self.url, self._describe = message["listening"], message.get("describe", "")
-                    self._on_progress(message.get("done", "Indexed"), True)
+                    self._on_progress(message.get("done", "Indexed"), not message.get("more"))
                     if not self._listening.done():
                         self._listening.set_result(None)
+                elif "indexed" in message:
+                    self._describe = message.get("describe", self._describe)
+                    self._on_progress(str(message["indexed"]), True)
                 elif "synced" in message:
                     self._synced = max(self._synced, int(message["synced"]))
                     for target, waiter in [w for w in self._waiters if w[0] <= self._synced]:

@@ -14,6 +14,8 @@ LM Studio), so that the gateway can serve a real language model.
         template    ──▶ POST {base}/v1/completions {prompt: the template filled in, stop: region end}: "zeta"
                         is the prompt Zed's Zeta was trained on (core/nextedit/prediction.py), for vLLM/SGLang/Ollama
                         serving it; any other text holds {events} and {excerpt}
+        "sweep", "zeta2" ──▶ POST {base}/v1/completions {prompt: that model's own format, stop: its stops}; the
+                        whole answer read back into the rewritten region (engines/nextedit_formats.py)
 
 A warm-up (`generate: false`, `warm`) of a completion asks the same endpoint for nothing: the same body with
 `stream: false`, `cache_prompt: true` and a zero limit (`n_predict: 0` on /infill, `max_tokens: 0` elsewhere),
@@ -56,6 +58,7 @@ import httpx2
 from flowedit.core.nextedit.prediction import REGION_END
 from flowedit.core.redact import known as known_secrets
 from flowedit.engines.base import EngineError
+from flowedit.engines.nextedit_formats import FORMATS, NextEditFormat
 from flowedit.engines.sse import SSEDecoder, SSEError
 from flowedit.engines.upstream_wire import chat_messages, upstream_error, with_sampling
 from flowedit.engines.zeta import ZETA_TEMPLATE, zeta_prompt
@@ -113,10 +116,14 @@ class UpstreamEngine:
             raise ValueError("FIM mode 'template' needs a template holding {prefix} (and usually {suffix})")
         if not model.strip():
             raise ValueError("the upstream model name is empty")
+        self.next_edit_format: NextEditFormat | None = FORMATS.get(next_edit_template or "")
+        if self.next_edit_format is not None:
+            next_edit_template = None
         if next_edit_template == "zeta":
             next_edit_template = ZETA_TEMPLATE
         if next_edit_template is not None and "{excerpt}" not in next_edit_template:
-            raise ValueError("a next-edit template must hold {excerpt} (and usually {events}), or be 'zeta'")
+            raise ValueError("a next-edit template must hold {excerpt} (and usually {events}), or be one of "
+                             f"'zeta', {', '.join(repr(name) for name in FORMATS)}")
         self.next_edit_template = next_edit_template
         path = parts.path.rstrip("/")
         path = path[: -len("/v1")] if path.endswith("/v1") else path
@@ -143,7 +150,9 @@ class UpstreamEngine:
     def describe(self) -> str:
         """One line: where requests go, which model, how completions are asked for (never the token)."""
         token = "with a bearer token" if "Authorization" in self._headers else "without a token"
-        nes = "/v1/completions with a template" if self.next_edit_template else "/v1/chat/completions"
+        nes = ("/v1/completions with a template" if self.next_edit_template else
+               f"/v1/completions in {self.next_edit_format.name}'s format" if self.next_edit_format else
+               "/v1/chat/completions")
         return (f"OpenAI-compatible upstream {self._shown_url}, model {self.model}, {token}; rewrites via "
                 f"/v1/chat/completions, completions via FIM mode {self.fim}, next edits via {nes}")
 
@@ -174,6 +183,9 @@ class UpstreamEngine:
     async def stream(self, request: wire.ResponseCreate) -> AsyncIterator[str]:
         """Stream the upstream's answer to `request` as text deltas (see the module docstring)."""
         ext: dict[str, Any] = request.flowedit or {}
+        if ext.get("task") == "next_edit" and self.next_edit_format is not None:
+            yield await self._formatted_next_edit(self.next_edit_format, request, ext)
+            return
         if ext.get("task") == "next_edit" and self.next_edit_template is not None:
             body = {"model": self.model, "prompt": zeta_prompt(ext, self.next_edit_template), "stream": True,
                     "stop": [REGION_END]}
@@ -206,6 +218,18 @@ class UpstreamEngine:
             async with aclosing(self._answer("/v1/chat/completions", self._chat_body(request))) as answer:
                 async for text in answer:
                     yield text
+
+    async def _formatted_next_edit(self, form: NextEditFormat, request: wire.ResponseCreate,
+                                   ext: dict[str, Any]) -> str:
+        """A next edit asked in a model's own format: its whole answer read back into the region ("" for none)."""
+        body: dict[str, Any] = {"model": self.model, "prompt": form.prompt(ext), "stream": True}
+        if form.stop:
+            body["stop"] = list(form.stop)
+        limit = ext.get("max_tokens") if isinstance(ext.get("max_tokens"), int) else request.max_output_tokens
+        sampled = with_sampling(body, request, limit, "max_tokens")
+        async with aclosing(self._answer("/v1/completions", sampled)) as answer:
+            text = "".join([piece async for piece in answer])
+        return form.region(text, ext)
 
     async def warm(self, request: wire.ResponseCreate) -> None:
         """`generate: false`: have the upstream read a completion's prompt into its cache, generating nothing

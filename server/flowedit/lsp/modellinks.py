@@ -59,7 +59,8 @@ class Links:
             multiplex, shown = "on", redact(s.upstream)
         elif not url:  # no endpoint: the embedded engine, in a process of its own, behind its own token
             url, headers = await self.in_process.endpoint("embedded", embedded_spec(
-                root_path(), s.exclude, s.embedded.corpus, s.embedded.index_budget_tokens))
+                root_path(), s.exclude, s.embedded.corpus, s.embedded.index_budget_tokens, s.embedded.libraries,
+                s.embedded.python))
             multiplex, model, shown = "on", "embedded", None
             if self._embedded_url not in (None, url) and self._embedded_url in self._links:
                 self._retired.append(self._links.pop(self._embedded_url)[0])  # its process was started again

@@ -21,6 +21,8 @@ that enable them.
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
@@ -31,11 +33,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowedit.core.exclude import DEFAULT_EXCLUDES, excluded_by, secret_in
 from flowedit.core.words import byte_size, duration, plural
 from flowedit.engines.base import EngineError
+from flowedit.engines.local import libraries
 from flowedit.engines.local.fim import FimStop
 from flowedit.engines.local.index import Shard
-from flowedit.engines.local.layers import LayeredIndex
-from flowedit.engines.local.predictor import Continuation
-from flowedit.engines.local.sources import MAX_FILE_BYTES, NOT_SOURCE, LeftOut, SourceFilter, document_key, documents
+from flowedit.engines.local.layers import BuildStats, LayeredIndex
+from flowedit.engines.local.predictor import UPPER, Continuation
+from flowedit.engines.local.sources import (
+    MAX_FILE_BYTES,
+    NOT_SOURCE,
+    LeftOut,
+    SourceFile,
+    SourceFilter,
+    document_key,
+    documents,
+)
 from flowedit.engines.local.tokenizer import tokenize
 from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.model import wire
@@ -62,6 +73,12 @@ class LocalSettings(BaseModel):
     index_budget_tokens: int = Field(default=8_000_000, ge=0)
     # a lookup ends after this long with what it has: a suggestion that comes late is worth less than none
     deadline_ms: float = Field(default=50.0, gt=0)
+    # the Python libraries the workspace uses as the lowest layer (engines/local/libraries.py), built after the
+    # workspace, beside the queries, within a token budget (8 bytes each) and a time budget
+    libraries: bool = False
+    python: str | None = None  # the workspace's interpreter, if no .venv/venv or VIRTUAL_ENV says it
+    library_budget_tokens: int = Field(default=4_000_000, ge=0)
+    library_seconds: float = Field(default=30.0, gt=0)
 
 
 class LocalEngine:
@@ -82,10 +99,33 @@ class LocalEngine:
         self._roots = tuple(roots)
         self._filters = [SourceFilter(root, self.settings.exclude) for root in roots]
         self.left_out = LeftOut()
-        self.index = LayeredIndex(documents(self._filters, self.left_out), self.settings.index_budget_tokens,
-                                  progress)
+        hashes: set[bytes] = set()
+        imported: set[str] = set()
+        self.index = LayeredIndex(_noting(documents(self._filters, self.left_out), hashes, imported),
+                                  self.settings.index_budget_tokens, progress)
         for source_filter in self._filters:
             self.left_out.update(source_filter.left_out)
+        self.libraries_built = threading.Event()  # set once the library layer is built (or none is)
+        self.environment: libraries.PythonEnvironment | None = None
+        if self.settings.libraries and self.settings.library_budget_tokens:
+            self.environment = libraries.find_environment(self.settings.workspace, self.settings.python)
+            threading.Thread(target=self._build_libraries, args=(hashes, imported), daemon=True,
+                             name="flowedit-libraries").start()
+        else:
+            self.libraries_built.set()
+
+    def _build_libraries(self, workspace_hashes: set[bytes], imported: set[str]) -> None:
+        """The library layer (in a thread of its own: the workspace's completions are served meanwhile)."""
+        assert self.environment is not None
+        try:
+            docs = libraries.library_documents(self.environment, imported, workspace_hashes,
+                                               self.settings.library_seconds)
+            stats = self.index.build_library(docs, self.settings.library_budget_tokens)
+            log.info("embedded engine: libraries indexed: %s", _built(stats))
+        except (OSError, ValueError, MemoryError) as exc:
+            log.warning("embedded engine: the libraries could not be indexed: %s", exc)
+        finally:
+            self.libraries_built.set()
 
     def describe(self) -> str:
         """One line: what the index holds and what it cost."""
@@ -94,9 +134,12 @@ class LocalEngine:
                           + list(self.settings.corpus)) or "no files (open documents only)"
         budget = " (index budget reached: later files left out)" if s.budget_reached else ""
         left_out = f" (left out: {self.left_out.describe()})" if self.left_out.describe() else ""
-        return (f"local infini-gram code model (no language model): {plural(s.files, 'file')}, "
-                f"{plural(s.lines, 'line')}, {plural(s.tokens, 'token')}, {byte_size(s.index_bytes)} index, "
-                f"built in {duration(s.seconds)} from {where}{budget}{left_out}; completes code, refuses rewrites")
+        lib = self.index.library_stats
+        below = "" if self.environment is None else (
+            f"; below it the libraries, {_built(lib)} from {libraries.describe(self.environment)}" if lib else
+            f"; the libraries of {libraries.describe(self.environment)} being indexed")
+        return (f"local infini-gram code model (no language model): {_built(s)} from {where}{budget}{left_out}"
+                f"{below}; completes code, refuses rewrites")
 
     # ------------------------------------------------------------ documents
 
@@ -156,7 +199,7 @@ class LocalEngine:
         own = [("", context), ("", vocab.encode(tokenize(suffix[:SUFFIX_WINDOW])))]
         own += [(p, vocab.encode(tokenize(t))) for p, t in snippets
                 if not self._ruled_out(p) and secret_in(t) is None]
-        sources.append((Shard(own), 1))
+        sources.append((Shard(own), UPPER))
         texts = vocab.texts()
         stop = FimStop(prefix[-PREFIX_WINDOW:], suffix[:SUFFIX_WINDOW])
         deadline = time.perf_counter() + self.settings.deadline_ms / 1000
@@ -225,3 +268,21 @@ class LocalEngine:
             yield piece
             if count % 64 == 0:
                 await asyncio.sleep(0)  # ok: a long completion must not hold the event loop
+
+
+log = logging.getLogger(__name__)
+
+
+def _built(s: BuildStats) -> str:
+    return (f"{plural(s.files, 'file')}, {plural(s.lines, 'line')}, {plural(s.tokens, 'token')}, "
+            f"{byte_size(s.index_bytes)} index, built in {duration(s.seconds)}"
+            + (" (budget reached)" if s.budget_reached else ""))
+
+
+def _noting(docs: Iterator[SourceFile], hashes: set[bytes], imported: set[str]) -> Iterator[SourceFile]:
+    """`docs` as they are, noting each one's text hash and, of Python files, the modules they import."""
+    for doc in docs:
+        hashes.add(libraries.text_hash(doc.text))
+        if doc.path.endswith((".py", ".pyi")):
+            imported.update(libraries.imported_names((doc.text,)))
+        yield doc

@@ -59,6 +59,14 @@ class Vocabulary:
         """Mark every id so far as static: `reset_dynamic` keeps them."""
         self.frozen = len(self._texts)
 
+    def static_copy(self) -> Vocabulary:
+        """A vocabulary of this one's static ids only, to grow apart (a layer built beside the queries)."""
+        out = Vocabulary()
+        out._texts = self._texts[: self.frozen]
+        out._ids = {token: i for i, token in enumerate(out._texts)}
+        out.frozen = self.frozen
+        return out
+
     @property
     def dynamic_size(self) -> int:
         """How many ids were added since `freeze`."""

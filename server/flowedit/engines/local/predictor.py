@@ -3,8 +3,9 @@
 The next token is chosen from the continuations of the **longest suffix of the context that occurs in
 the index followed by something other than a document's end** — the most frequent one, ties going to the
 smallest text, so the output is a pure function of the index and the context. Counts are summed over
-shards with a weight: +1 for a shard, −1 for the build-time copy of a document that has been replaced
-since (its occurrences cancel exactly, because a match never spans two documents).
+shards with a weight: a shard's layer's (`UPPER` for the workspace's, 1 for the libraries'), negated for the
+build-time copy of a document that has been replaced since (its occurrences cancel exactly, because a match
+never spans two documents).
 
 Extending the context by the token just chosen extends the match by one (the longest match of the new
 context cannot be longer), so each step is a binary search inside the current suffix-array ranges, not a
@@ -12,6 +13,10 @@ new search. Only when every occurrence ends a document does the match shrink: a 
 over shorter lengths (`_longest`), galloping from short to long since each probe costs its length.
 
 The search looks at most `MAX_MATCH` tokens back; a match may grow longer while generating.
+
+Shards weighing less than `UPPER` are a lower layer (the libraries below the workspace): they decide the next
+token only with a match at least `LOWER_MARGIN` tokens longer than the upper shards' longest, or where those
+have none; otherwise the upper shards' longest match continues alone.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from collections.abc import Callable, Iterator, Sequence
 from flowedit.engines.local.index import SEP, Shard
 
 MAX_MATCH = 512  # tokens of context searched; a longer match almost never changes the prediction
+UPPER = 1000  # the weight of an upper layer's shard (a lower layer's weighs 1)
+LOWER_MARGIN = 4
 
-Source = tuple[Shard, int]  # a shard and its weight (+1, or -1 for a replaced build-time document)
+Source = tuple[Shard, int]  # a shard and its weight (its layer's; negated for a replaced build-time document)
 Ranges = list[tuple[int, int]]
 
 
@@ -101,6 +108,24 @@ class Continuation:
                    for (shard, _), (lo, hi) in zip(self._sources, ranges, strict=True) if lo < hi)
 
     def _longest(self, limit: int, allowed: Callable[[int], bool] | None) -> tuple[int, Ranges]:
+        """The longest usable match over every shard, unless the lower layer's shards hold it by less than
+        `LOWER_MARGIN` tokens: then the upper shards' longest, with the lower ones left out of it."""
+        depth, ranges = self._longest_any(limit, allowed)
+        lower = [abs(w) < UPPER for _, w in self._sources]
+        if depth == 0 or all(lower) or not any(lower):
+            return depth, ranges
+        every = self._sources
+        self._sources = [source for source, low in zip(every, lower, strict=True) if not low]
+        try:
+            upper_depth, _ = self._longest_any(depth, allowed)
+        finally:
+            self._sources = every
+        if upper_depth == 0 or depth >= upper_depth + LOWER_MARGIN:
+            return depth, ranges
+        ranges = self._ranges(upper_depth)
+        return upper_depth, [(0, 0) if low else r for r, low in zip(ranges, lower, strict=True)]
+
+    def _longest_any(self, limit: int, allowed: Callable[[int], bool] | None) -> tuple[int, Ranges]:
         """The longest k ≤ limit (k ≥ 1) whose context suffix has a usable continuation, with its ranges.
 
         Usability only shrinks as k grows, so: gallop 1, 2, 4, … up to the first failure, then bisect.
@@ -109,7 +134,7 @@ class Continuation:
         there visits long suffixes, whose ranges are small, before short ones, whose ranges are huge.
         """
         if allowed is not None:
-            top, ranges = self._longest(limit, None)
+            top, ranges = self._longest_any(limit, None)
             return self._longest_below(top, ranges, allowed)
         good, good_ranges = 0, [(0, 0)] * len(self._sources)
         k = 1

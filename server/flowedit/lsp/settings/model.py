@@ -116,6 +116,10 @@ class EmbeddedSettings(BaseModel):
     model_config = ConfigDict(extra="ignore")
     corpus: list[str] = Field(default_factory=list)  # extra folders to learn from, e.g. a standard library
     index_budget_tokens: int = Field(default=8_000_000, ge=0, le=500_000_000)
+    # the Python libraries the workspace uses (its .venv/venv, VIRTUAL_ENV or `python`'s site-packages and the
+    # standard library) as the index's lowest layer, built after the workspace (engines/local/libraries.py)
+    libraries: bool = True
+    python: str | None = None  # the workspace's interpreter, when no .venv/venv folder or VIRTUAL_ENV says it
 
 
 class Settings(BaseModel):
@@ -152,8 +156,9 @@ class Settings(BaseModel):
     upstream_fim: Literal["auto", "suffix", "infill", "template", "prompt"] = "auto"
     upstream_fim_template: str | None = None
     # next edits through the bridge: None asks the chat endpoint with flowedit's prompt; "zeta" sends a
-    # model trained like Zed's Zeta its own prompt (/v1/completions); any other text is such a prompt
-    # template holding {events} and {excerpt}
+    # model trained like Zed's Zeta its own prompt (/v1/completions), "sweep" and "zeta2" Sweep's next-edit
+    # model and Zed's Zeta 2 theirs (engines/nextedit_formats.py); any other text is a prompt template
+    # holding {events} and {excerpt}
     upstream_next_edit_template: str | None = None
 
     @field_validator("api_key_env", "upstream_key_env")
