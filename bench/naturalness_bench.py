@@ -30,7 +30,7 @@ from flowedit.quality.bugs import KINDS, inject
 from flowedit.quality.suite import STDLIB_SUITE, SuiteError, installed_suite, repo_sources, stdlib_suite
 
 QUICK = ["--per-kind", "4", "--index-lines", "20000", "--max-lines", "600"]
-SCORES = ("relative", "mean", "peak")  # relative first: the score chosen before measuring
+SCORES = ("relative", "mean", "peak", "misplaced")  # relative first: the score chosen before measuring
 
 
 def corpora(args: argparse.Namespace) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -61,7 +61,7 @@ def corpora(args: argparse.Namespace) -> tuple[list[tuple[str, str]], list[tuple
 
 
 def pick(values: LineScores, name: str) -> list[float | None]:
-    return {"relative": values.relative, "mean": values.mean, "peak": values.peak}[name]
+    return {"relative": values.relative, "mean": values.mean, "peak": values.peak, "misplaced": values.misplaced}[name]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
             if now is None or then is None:
                 continue
             for kind in (bug.kind, "all"):
-                tallies[name][kind].add(now[0], then[0], now[1])
+                tallies[name][kind].add(now[0], then[0], now[1], now[2])
     elapsed = time.perf_counter() - started
     for name in SCORES:
         print(f"\nscore: {name}\n{naturalness.HEADER}")

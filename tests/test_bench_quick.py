@@ -23,7 +23,7 @@ FIGURES = {
     "gateway": ["KiB/conn", "lanes/s", "ttft p50 ms", "served/s"],
     "naturalness": ["index:", "score: relative", "score: mean", "score: peak", "found in the top 5 %", "× chance",
                     "line found before the bug", "| operator |", "| comparison |", "| off-by-one |", "| swap |",
-                    "| variable |", "| all |", "verdict"],
+                    "| variable |", "| all |", "misplaced", "lines above it", "verdict"],
     "nextedit": ["edit → shown p50 ms", "embedded, idle pause", "embedded, cursor leaves the line",
                  "model stand-in", "whole answer p50 ms"],
     "responsive": ["index building", "index built", "probes", "ghost text", "slowest probe"],

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowedit.engines.local.index import Shard, Vocabulary
-from flowedit.engines.local.naturalness import IndexCounts, line_scores, relative, surprisals
+from flowedit.engines.local.naturalness import IndexCounts, line_scores, relative, surprisals, surprisals_and_priors
 from flowedit.engines.local.tokenizer import tokenize
 
 
@@ -24,6 +24,8 @@ def test_a_one_line_file_is_predicted_by_the_index_alone_as_computed_by_hand() -
     # (1 + 2 · P0(b)) / (2 + 2), P0(b) = (1 + 1) / 11
     assert bits[0] == -math.log2(3 / 11)
     assert math.isclose(bits[1], -math.log2((1 + 2 * 2 / 11) / 4))
+    assert surprisals_and_priors(ids, [0, 0], index, len(vocab), order=1)[1] == [-math.log2(3 / 11),
+                                                                                 -math.log2(2 / 11)]
 
 
 def test_the_file_predicts_its_other_lines_but_never_the_line_itself() -> None:
@@ -117,9 +119,11 @@ def test_a_line_s_scores_are_its_content_tokens_mean_and_max_and_blank_lines_hav
     tokens = tokenize("x = 1\n\nq = zz\n")
     ids = vocab.encode(tokens)
     scores = line_scores(tokens, ids, index, len(vocab))
-    bits = surprisals(ids, _lines(tokens), index, len(vocab))
+    bits, priors = surprisals_and_priors(ids, _lines(tokens), index, len(vocab))
     content = [b for t, b in zip(tokens, bits, strict=True) if t.strip()]
+    gains = [b - p for t, b, p in zip(tokens, bits, priors, strict=True) if t.strip()]
     assert scores.mean[0] == sum(content[:3]) / 3 and scores.peak[0] == max(content[:3])
+    assert scores.misplaced[0] == max(gains[:3]) and scores.misplaced[2] == max(gains[3:])
     assert scores.mean[1] is None and scores.mean[3] is None  # blank, and after the last newline
     assert scores.mean[2] == sum(content[3:]) / 3 and scores.mean[2] > scores.mean[0]  # `zz` is new
     only = line_scores(tokens, ids, index, len(vocab), scored={2})

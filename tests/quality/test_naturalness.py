@@ -20,12 +20,12 @@ def test_code_lines_are_those_with_a_name_number_or_operator() -> None:
 
 def test_a_line_is_found_when_fewer_other_lines_than_the_top_share_score_at_least_as_high() -> None:
     values: list[float | None] = [float(i) for i in range(40)] + [None]  # 40 scored lines: the top 5 % is 2
-    assert found(values, 39) == (True, 2 / 40) and found(values, 38) == (True, 2 / 40)
-    assert found(values, 37) == (False, 2 / 40)
+    assert found(values, 39) == (True, 2 / 40, 0) and found(values, 38) == (True, 2 / 40, 1 / 39)
+    assert found(values, 37) == (False, 2 / 40, 2 / 39) and found(values, 0) == (False, 2 / 40, 1)
     assert found(values, 40) is None and found(values, 99) is None
     tied = [1.0] * 10 + [5.0, 5.0]  # 12 lines: the top is 1; a tie counts against the line
-    assert found(tied, 10) == (False, 1 / 12)
-    assert found([1.0, 2.0, 3.0], 2) == (True, 1 / 3)  # a short file: at least one line
+    assert found(tied, 10) == (False, 1 / 12, 1 / 11)
+    assert found([1.0, 2.0, 3.0], 2) == (True, 1 / 3, 0)  # a short file: at least one line
 
 
 def test_wilson_interval_matches_known_values() -> None:
@@ -39,9 +39,9 @@ def test_wilson_interval_matches_known_values() -> None:
 def test_a_tally_row_gives_the_rate_its_interval_chance_and_the_ratio() -> None:
     tally = Tally()
     for i in range(100):
-        tally.add(i < 10, i < 2, 0.05)
-    assert tally.row("all") == ("| all | 100 | 10 = 10.0 % [5.5, 17.4] | 5.00 % | 2.00× [1.10, 3.49] | 2.0 % |")
-    assert Tally().row("swap") == "| swap | 0 | – | – | – | – |"
+        tally.add(i < 10, i < 2, 0.05, 0.25)
+    assert tally.row("all") == ("| all | 100 | 10 = 10.0 % [5.5, 17.4] | 5.00 % | 2.00× [1.10, 3.49] | 2.0 % | 25.0 % |")
+    assert Tally().row("swap") == "| swap | 0 | – | – | – | – | – |"
 
 
 def test_a_line_unlike_any_code_in_the_index_or_the_file_is_among_the_least_predictable() -> None:

@@ -30,16 +30,17 @@ def code_lines(text: str) -> set[int]:
         return set(range(text.count("\n") + 1))
 
 
-def found(values: Sequence[float | None], line: int, share: float = SHARE) -> tuple[bool, float] | None:
-    """Whether `line` is among the `share` highest-scored lines (a tie counts against it), and the chance
-    of that at random; None if the line has no score."""
+def found(values: Sequence[float | None], line: int, share: float = SHARE) -> tuple[bool, float, float] | None:
+    """Whether `line` is among the `share` highest-scored lines (a tie counts against it), the chance of
+    that at random, and the share of the other lines that score at least as high (0.5 at random); None if
+    the line has no score."""
     mine = values[line] if 0 <= line < len(values) else None
     if mine is None:
         return None
     scored = [v for v in values if v is not None]
     top = max(1, math.ceil(share * len(scored)))
     above = sum(v >= mine for v in scored) - 1  # the other lines at least as high
-    return above < top, top / len(scored)
+    return above < top, top / len(scored), above / max(1, len(scored) - 1)
 
 
 def wilson(hits: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -60,23 +61,25 @@ class Tally:
     hits: int = 0
     before: int = 0
     chance: float = 0.0  # summed over the cases
+    rank: float = 0.0  # the share of lines at least as high, summed over the cases
 
-    def add(self, hit: bool, before: bool, chance: float) -> None:
+    def add(self, hit: bool, before: bool, chance: float, rank: float = 0.5) -> None:
         self.cases += 1
         self.hits += hit
         self.before += before
         self.chance += chance
+        self.rank += rank
 
     def row(self, label: str) -> str:
         """A Markdown table row: cases, hit rate with its 95 % interval, chance, ratio (interval), before."""
         if not self.cases:
-            return f"| {label} | 0 | – | – | – | – |"
+            return f"| {label} | 0 | – | – | – | – | – |"
         rate, chance = self.hits / self.cases, self.chance / self.cases
         lo, hi = wilson(self.hits, self.cases)
         return (f"| {label} | {self.cases} | {self.hits} = {100 * rate:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}] | "
                 f"{100 * chance:.2f} % | {rate / chance:.2f}× [{lo / chance:.2f}, {hi / chance:.2f}] | "
-                f"{100 * self.before / self.cases:.1f} % |")
+                f"{100 * self.before / self.cases:.1f} % | {100 * self.rank / self.cases:.1f} % |")
 
 
-HEADER = ("| kind | cases | found in the top 5 % [95 % CI] | chance | × chance [CI] | line found before the bug |\n"
-          "|---|---:|---:|---:|---:|---:|")
+HEADER = ("| kind | cases | found in the top 5 % [95 % CI] | chance | × chance [CI] | line found before the bug "
+          "| lines above it (50 % at random) |\n|---|---:|---:|---:|---:|---:|---:|")

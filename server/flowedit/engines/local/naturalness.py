@@ -139,14 +139,21 @@ def surprisals(ids: Sequence[int], line_of: Sequence[int], index: IndexCounts, v
                order: int = ORDER) -> list[float]:
     """−log2 P(token | the `order` tokens before it) for each of `ids`, `line_of[i]` being token i's line
     (each line's tokens predicted with the cache that leaves that line out)."""
+    return surprisals_and_priors(ids, line_of, index, vocabulary, order)[0]
+
+
+def surprisals_and_priors(ids: Sequence[int], line_of: Sequence[int], index: IndexCounts, vocabulary: int,
+                          order: int = ORDER) -> tuple[list[float], list[float]]:
+    """`surprisals`, and each token's surprisal without context (its frequency alone, order 0)."""
     cache = FileCache(ids, line_of, order)
     size = index.size() + len(ids)
     # the counts of the n-grams starting at each position: the gram of order k ending at q starts at q - k
     starts = [index.grams(tuple(ids[p : p + order + 1])) for p in range(len(ids))]
-    out = []
+    out, priors = [], []
     for q, token in enumerate(ids):
         cache.without(line_of[q])
         p = (starts[q][0][0] + cache.count((token,)) + 1) / (size + vocabulary + 1)
+        priors.append(-math.log2(p))
         for k in range(1, min(order, q) + 1):
             total, followed = starts[q - k]
             gram = tuple(ids[q - k : q + 1])
@@ -157,17 +164,20 @@ def surprisals(ids: Sequence[int], line_of: Sequence[int], index: IndexCounts, v
             kinds = max(1, index.kinds(context_gram) + cache.kinds_after(context_gram))
             p = (total[k] + cache.count(gram) + kinds * p) / (context + kinds)
         out.append(-math.log2(p))
-    return out
+    return out, priors
 
 
 @dataclass(frozen=True)
 class LineScores:
-    """Per line (0-based; None: no token of content starts there): mean and max surprisal, and the mean
-    relative to the neighbours'."""
+    """Per line (0-based; None: no token of content starts there): mean and max surprisal, the mean
+    relative to the neighbours', and `misplaced`: the most any of its tokens is less likely in its context
+    than by its frequency alone (bits; a rare name costs as much either way, a common `<=` where the
+    context says `<` does not)."""
 
     mean: list[float | None]
     peak: list[float | None]
     relative: list[float | None]
+    misplaced: list[float | None]
 
 
 def line_scores(tokens: Sequence[str], ids: Sequence[int], index: IndexCounts, vocabulary: int,
@@ -178,16 +188,18 @@ def line_scores(tokens: Sequence[str], ids: Sequence[int], index: IndexCounts, v
     for text in tokens:
         line_of.append(line)
         line += text.count("\n")
-    bits = surprisals(ids, line_of, index, vocabulary)
-    per_line: dict[int, list[float]] = {}
-    for text, where, b in zip(tokens, line_of, bits, strict=True):
+    bits, priors = surprisals_and_priors(ids, line_of, index, vocabulary)
+    per_line: dict[int, list[tuple[float, float]]] = {}
+    for text, where, b, prior in zip(tokens, line_of, bits, priors, strict=True):
         if text.strip() and text != "\ufeff" and (scored is None or where in scored):
-            per_line.setdefault(where, []).append(b)
+            per_line.setdefault(where, []).append((b, b - prior))
     mean: list[float | None] = [None] * (line + 1)
     peak: list[float | None] = [None] * (line + 1)
+    misplaced: list[float | None] = [None] * (line + 1)
     for where, values in per_line.items():
-        mean[where], peak[where] = sum(values) / len(values), max(values)
-    return LineScores(mean, peak, relative(mean, neighbours))
+        mean[where] = sum(b for b, _ in values) / len(values)
+        peak[where], misplaced[where] = max(b for b, _ in values), max(gain for _, gain in values)
+    return LineScores(mean, peak, relative(mean, neighbours), misplaced)
 
 
 def text_scores(text: str, index: IndexCounts, vocab: Vocabulary, scored: set[int] | None = None) -> LineScores:
@@ -207,6 +219,3 @@ def relative(scores: Sequence[float | None], neighbours: int = NEIGHBOURS) -> li
         out[i] = score - (statistics.median(s for j in around if (s := scores[j]) is not None) if around else score)
     return out
 
-
-__all__ = ["NEIGHBOURS", "ORDER", "FileCache", "IndexCounts", "LineScores", "line_scores",
-           "relative", "surprisals", "text_scores"]
