@@ -5,6 +5,7 @@
     predictor   greedy longest-suffix-match continuation over weighted shards
     layers      static / settled / loose shards: edits update the index without a rebuild
     fim         where a fill-in-the-middle completion stops
+    naturalness how predictable each line is: token surprisal from the index and the file's other lines
     sources     which files may be indexed (.gitignore, exclude globs) and reading them
     engine      `LocalEngine`: the `Engine` the gateway serves (`flowedit serve --engine local`)
 """
