@@ -85,7 +85,8 @@ async function runCommand(page, title) {
   await page.keyboard.press('Enter');
 }
 const editorLines = page => page.locator('.editor-instance .monaco-editor .view-lines').first();
-const statusItem = page => page.locator('.statusbar-item', { hasText: 'FlowEdit' }).first();
+// ours, not the window progress the LSP client shows beside it ("FlowEdit: indexing"): ours never has "FlowEdit:"
+const statusItem = page => page.locator('.statusbar-item', { hasText: 'FlowEdit', hasNotText: 'FlowEdit:' }).first();
 async function statusText(page) {
   return norm(await statusItem(page).innerText({ timeout: 2000 }).catch(() => ''));
 }

@@ -99,9 +99,10 @@ export function statusReceived(s: Status, n: StatusNotification): Status {
   return next;
 }
 
-/** The progress token the server uses for a rewrite (`flowedit-<id>`), or undefined for others. */
+/** The progress token the server uses for a rewrite (`flowedit-rw-<n>`), or undefined for others: the index
+ * build's (`flowedit-index-<n>`) and a review's (`flowedit-rv-<n>`) are no rewrite the status bar waits for. */
 export function rewriteIdOfToken(token: string | number): string | undefined {
-  const m = /^flowedit-(.+)$/.exec(String(token));
+  const m = /^flowedit-(rw-.+)$/.exec(String(token));
   return m ? m[1] : undefined;
 }
 

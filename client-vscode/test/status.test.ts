@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  connectionChanged, formatStatus, initialStatus, parseProgressMessage, progressReceived, rewriteStarted,
-  statusReceived, type Status,
+  connectionChanged, formatStatus, initialStatus, parseProgressMessage, progressReceived, rewriteIdOfToken,
+  rewriteStarted, statusReceived, type Status,
 } from '../src/status';
 
 const running: Status = connectionChanged(initialStatus, 'running');
@@ -88,4 +88,14 @@ test('an endpoint that is down says so in the bar, why in the tooltip, and recov
   const nowDown = formatStatus(statusReceived(earlier, { state: 'down', problem: 'refused' }));
   assert.equal(nowDown.text, '$(debug-disconnect) FlowEdit · gpt · model unreachable');
   assert.match(nowDown.tooltip, /Last rewrite: finished/);  // still in the tooltip, as the last rewrite
+});
+
+test("the index build's and a review's progress are no rewrite: the status bar does not wait for the model", () => {
+  let s = statusReceived(running, { state: 'connected', model: 'embedded engine' });
+  s = progressReceived(s, 'flowedit-index-0', { kind: 'begin', message: 'Indexing the workspace' });
+  s = progressReceived(s, 'flowedit-index-0', { kind: 'report', message: 'Indexing: 2 files, 0.0M tokens' });
+  s = progressReceived(s, 'flowedit-rv-1', { kind: 'begin', message: 'Reviewing' });
+  assert.deepEqual(s.running, []);
+  assert.equal(formatStatus(s).text, '$(zap) FlowEdit · embedded engine');
+  assert.equal(rewriteIdOfToken('flowedit-rw-4-1'), 'rw-4-1');
 });
