@@ -1,9 +1,12 @@
-/** The user's commands: rewrite, stop, redirect, continue, revert, API key. Each turns into one server command. */
+/** The user's commands: rewrite, review, stop, redirect, continue, revert, API key. Each turns into one server
+ *  command. */
 
 import type { FloweditClient } from './client';
 import { flowEditSays, shownByServer } from './messages';
 import { presetChoices, type RewriteTarget } from './instruction';
+import { quietEnd, reviewArgs, type ReviewScope } from './review';
 import { DEFAULT_PRESETS, toServerSettings } from './settings';
+import type { ReviewFigures } from './status';
 import type { StatusBar } from './statusbar';
 import * as api from './vscodeapi';
 
@@ -14,6 +17,8 @@ export interface RewriteStarted { id: string; mode: string }
 export class Commands {
   /** The latest rewrite started from this window, per document (redirect targets it). */
   private readonly lastRewrite = new Map<string, string>();
+  /** Reviews started from this window that have not ended yet. */
+  private readonly reviews = new Set<string>();
 
   constructor(
     private readonly client: FloweditClient,
@@ -21,6 +26,7 @@ export class Commands {
     private readonly secrets: { store(k: string, v: string): Thenable<void>; delete(k: string): Thenable<void> },
     private readonly started: (id: string, instruction: string) => void = () => undefined,
     private readonly showReport: (text: string) => void = () => undefined,
+    private readonly reviewed: (id: string, scope: ReviewScope) => void = () => undefined,
   ) {}
 
   async rewriteSelection(): Promise<void> {
@@ -48,7 +54,36 @@ export class Commands {
     });
   }
 
-  /** Escape while a rewrite streams: stop the rewrites of this document (all, outside an editor). */
+  /** Review the selection, the file, or every uncommitted change of the workspace ("changes"); the
+   *  findings arrive as diagnostics. */
+  async review(scope: ReviewScope): Promise<void> {
+    const editor = api.activeEditor();
+    const args = reviewArgs(scope, editor && {
+      uri: editor.document.uri.toString(),
+      selection: editor.selection.isEmpty ? undefined : this.client.lspRange(editor.selection),
+    });
+    if (typeof args === 'string') {
+      void api.showInfo(args);
+      return;
+    }
+    await this.run(async () => {
+      const started = await this.client.command<{ id: string }>('flowedit.review', args);
+      this.reviews.add(started.id);
+      this.status.reviewStarted(started.id);
+      this.reviewed(started.id, scope);
+    });
+  }
+
+  /** A review's figures in `flowedit/status`: one of ours that ended with nothing to draw says so. */
+  reviewStatus(review: ReviewFigures): void {
+    if (!this.reviews.has(review.id) || review.state === 'reviewing') return;
+    this.reviews.delete(review.id);
+    const note = quietEnd(review);
+    if (note) void api.showInfo(note);
+  }
+
+  /** Escape while a rewrite streams or a review runs: stop those of this document and the workspace's review
+   *  (all, outside an editor or when none is of this document). What a review showed stays. */
   async interrupt(): Promise<void> {
     const editor = api.activeEditor();
     await this.run(async () => {

@@ -22,14 +22,18 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
       trace('connection', { state, error });
       if (state !== 'running') nextEdits.forget();  // (a new server predicts anew)
     },
-    status: n => status.serverStatus(n),
+    status: n => {
+      status.serverStatus(n);
+      if (n.review) commands.reviewStatus(n.review);
+    },
     progress: (token, value) => status.progress(token, value),
     partialAccept: acceptedLength => trace('partialAccept', { acceptedLength }),
     openRewrite: target => commands.rewrite(target),
     nextEdit: note => nextEdits.onNote(note),
   }, () => Promise.resolve(secrets.get(SECRET_KEY)), api.bundledLauncher(context));
   const commands = new Commands(client, status, secrets, (id, instruction) => trace('rewrite', { id, instruction }),
-    text => { log.info(text); log.show(true); trace('check', { text }); });
+    text => { log.info(text); log.show(true); trace('check', { text }); },
+    (id, scope) => trace('review', { id, scope }));
   const c = client;
   const painter = api.nextEditPainter();
   const nextEdits = new NextEdits<api.TextEditor>({
@@ -47,6 +51,9 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     log, status, ...disposables,
     api.registerCommand('flowedit.rewriteSelection', () => commands.rewriteSelection()),
     api.registerCommand('flowedit.interruptRewrite', () => commands.interrupt()),
+    api.registerCommand('flowedit.reviewSelection', () => commands.review('selection')),
+    api.registerCommand('flowedit.reviewFile', () => commands.review('file')),
+    api.registerCommand('flowedit.reviewChanges', () => commands.review('changes')),
     api.registerCommand('flowedit.redirectRewrite', () => commands.redirect()),
     api.registerCommand('flowedit.continueRewrite', () => commands.continueRewrite()),
     api.registerCommand('flowedit.revertLastRewrite', () => commands.revert()),

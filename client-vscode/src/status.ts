@@ -18,6 +18,17 @@ export interface RequestFigures {
   asked_model?: string;
 }
 
+/** A review's figures, as the server sends them in `flowedit/status` (its latest review, in every one). */
+export interface ReviewFigures {
+  id: string;
+  /** reviewing, then finished | interrupted | replaced | failed | closed */
+  state?: string;
+  /** "reviewing… 2 findings" while it runs, how it ended after */
+  message?: string;
+  /** Findings shown (so far) */
+  findings?: number;
+}
+
 /** The `flowedit/status` notification. */
 export interface StatusNotification {
   state?: string;
@@ -26,6 +37,7 @@ export interface StatusNotification {
   /** Why the model endpoint cannot be used, while that is so (state `down`). */
   problem?: string | null;
   request?: RequestFigures | null;
+  review?: ReviewFigures | null;
 }
 
 export type Connection = 'starting' | 'running' | 'stopped' | 'error';
@@ -41,14 +53,19 @@ export interface Status {
   error?: string;
   /** Rewrites running now (ids); the Escape key binding is live while this is not empty. */
   running: string[];
-  /** Ids that ended before their start was known (the end can overtake the command's answer). */
+  /** Reviews running now (ids); Escape stops them too. */
+  reviewing: string[];
+  /** What the latest review says: "reviewing… 2 findings", or how it ended. */
+  review?: string;
+  /** Ids (of rewrites and reviews) that ended before their start was known (the end can overtake the
+   *  command's answer). */
   ended: string[];
   liveTokensPerS?: number;
   liveTokens?: number;
   last?: RequestFigures;
 }
 
-export const initialStatus: Status = { connection: 'starting', running: [], ended: [] };
+export const initialStatus: Status = { connection: 'starting', running: [], reviewing: [], ended: [] };
 
 const MAX_ENDED = 32;
 
@@ -57,6 +74,7 @@ export function connectionChanged(s: Status, connection: Connection, error?: str
   const next: Status = { ...s, connection, error: connection === 'error' ? error : undefined };
   if (connection !== 'running') {
     next.running = [];
+    next.reviewing = [];
     next.liveTokensPerS = undefined;
     next.liveTokens = undefined;
   }
@@ -70,7 +88,16 @@ export function rewriteStarted(s: Status, id: string): Status {
   return { ...s, running: [...s.running, id], liveTokensPerS: undefined, liveTokens: undefined };
 }
 
+/** `flowedit.review` answered with this id. */
+export function reviewStarted(s: Status, id: string): Status {
+  if (s.ended.includes(id)) return { ...s, ended: s.ended.filter(e => e !== id) };
+  if (s.reviewing.includes(id)) return s;
+  return { ...s, reviewing: [...s.reviewing, id] };
+}
+
 function ended(s: Status, id: string): Status {
+  if (s.reviewing.includes(id)) return { ...s, reviewing: s.reviewing.filter(r => r !== id) };
+  if (s.ended.includes(id)) return s;  // (each status repeats the latest review, ended long ago)
   if (s.running.includes(id)) {
     const running = s.running.filter(r => r !== id);
     return { ...s, running, ...(running.length === 0 ? { liveTokensPerS: undefined, liveTokens: undefined } : {}) };
@@ -85,6 +112,11 @@ export function statusReceived(s: Status, n: StatusNotification): Status {
   if (n.problem !== undefined) next.problem = n.problem ?? undefined;
   if (typeof n.model === 'string') next.model = n.model;
   if (n.endpoint !== undefined) next.endpoint = n.endpoint;
+  const rv = n.review;
+  if (rv && typeof rv.id === 'string') {
+    if (typeof rv.message === 'string') next.review = rv.message;
+    next = rv.state === 'reviewing' ? reviewStarted(next, rv.id) : ended(next, rv.id);
+  }
   const r = n.request;
   if (r && typeof r.id === 'string') {
     if (typeof r.tokens_per_s === 'number') next.liveTokensPerS = r.tokens_per_s;
@@ -159,6 +191,7 @@ export function formatStatus(s: Status): StatusView {
     lines.push(parts.join(', '));
     if (l.reason) lines.push(l.reason);
   }
+  if (s.review) lines.push(`${s.reviewing.length > 0 ? 'Review' : 'Last review'}: ${s.review}`);
   lines.push('Click to show the FlowEdit log');
   const tooltip = (title: string) => [title, ...lines].join('\n');
 
@@ -176,6 +209,10 @@ export function formatStatus(s: Status): StatusView {
     bits.push(s.liveTokensPerS !== undefined ? rate(s.liveTokensPerS)
       : s.liveTokens !== undefined ? tokens(s.liveTokens) : 'waiting for the model');
     return { text: `$(sync~spin) ${bits.join(' · ')}`, tooltip: tooltip('FlowEdit: rewriting (Escape stops it)'), severity: 'normal' };
+  }
+  if (s.reviewing.length > 0) {
+    bits.push(s.review ?? 'reviewing…');
+    return { text: `$(sync~spin) ${bits.join(' · ')}`, tooltip: tooltip('FlowEdit: reviewing (Escape stops it)'), severity: 'normal' };
   }
   if (s.link === 'down') {  // no figures of an earlier request beside it: they would read as current
     bits.push('model unreachable');

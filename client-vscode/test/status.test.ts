@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   connectionChanged, formatStatus, initialStatus, parseProgressMessage, progressReceived, rewriteIdOfToken,
-  rewriteStarted, statusReceived, type Status,
+  reviewStarted, rewriteStarted, statusReceived, type Status,
 } from '../src/status';
 
 const running: Status = connectionChanged(initialStatus, 'running');
@@ -98,4 +98,32 @@ test("the index build's and a review's progress are no rewrite: the status bar d
   assert.deepEqual(s.running, []);
   assert.equal(formatStatus(s).text, '$(zap) FlowEdit · embedded engine');
   assert.equal(rewriteIdOfToken('flowedit-rw-4-1'), 'rw-4-1');
+});
+
+test('a review runs from its answer or its first status to the status that says it ended; Escape stops it', () => {
+  let s = statusReceived(running, { state: 'connected', model: 'm' });
+  s = reviewStarted(s, 'rv-1');
+  s = statusReceived(s, { review: { id: 'rv-1', state: 'reviewing', message: 'reviewing… 2 findings', findings: 2 } });
+  assert.deepEqual(s.reviewing, ['rv-1']);
+  assert.deepEqual(s.running, []);  // (no rewrite: redirect and the rewrite's figures are not its)
+  const live = formatStatus(s);
+  assert.equal(live.text, '$(sync~spin) FlowEdit · m · reviewing… 2 findings');
+  assert.match(live.tooltip, /^FlowEdit: reviewing \(Escape stops it\)$/m);
+  s = statusReceived(s, { review: { id: 'rv-1', state: 'finished', message: '3 findings', findings: 3 } });
+  assert.deepEqual(s.reviewing, []);
+  assert.equal(formatStatus(s).text, '$(zap) FlowEdit · m');
+  assert.match(formatStatus(s).tooltip, /^Last review: 3 findings$/m);
+  // every later status repeats the latest review: it stays ended, and the list of early ends stays short
+  for (let i = 0; i < 40; i++) s = statusReceived(s, { review: { id: 'rv-1', state: 'finished' } });
+  assert.deepEqual(s.ended.filter(e => e === 'rv-1'), ['rv-1']);
+  s = statusReceived(rewriteStarted(s, 'rw-8'), { request: { id: 'rw-8', outcome: 'finished' } });
+  assert.deepEqual(s.running, []);
+});
+
+test("a review's end that overtakes the command's answer does not leave it running; a lost connection ends it", () => {
+  let s = statusReceived(running, { review: { id: 'rv-2', state: 'finished', message: 'no problems found' } });
+  s = reviewStarted(s, 'rv-2');
+  assert.deepEqual(s.reviewing, []);
+  s = connectionChanged(reviewStarted(s, 'rv-3'), 'stopped');
+  assert.deepEqual(s.reviewing, []);
 });
