@@ -18,6 +18,8 @@
 //   8 the rewrite's editor hidden mid-stream behind another tab and shown again: the rewrite ends exact
 //     and one Ctrl+Z still takes all of it back
 //  12 a next edit after a rename: drawn with decorations, Tab jumps to it, Tab applies it, Escape drops one
+//  14 a review from the key binding: squiggles under the quoted lines, the findings in Problems, Ctrl+.'s
+//     "Apply fix: …" changes exactly its lines in one undo step and takes its squiggle away
 // Screenshots of every step go to config.shots; the findings to config.results.
 'use strict';
 const { chromium } = require('playwright-core');
@@ -196,6 +198,20 @@ function cpuNow(procs) {
 }
 const cpuSpent = (a, b) => (a === null || b === null ? null : Math.round(b - a));
 
+/** The squiggles the active editor draws: [{cls: 'squiggly-error' …, line: the text of the line it is on}]
+ *  (a squiggle is drawn in the overlay of its line, which sits at the same `top` as the line's text). */
+function squiggles(page) {
+  return page.evaluate(() => {
+    const editor = document.querySelector('.editor-instance .monaco-editor');
+    if (!editor) return [];
+    const text = new Map([...editor.querySelectorAll('.view-lines .view-line')]
+      .map(l => [l.style.top, l.textContent.replace(/\u00a0/g, ' ')]));
+    return [...editor.querySelectorAll('.view-overlays [class*="squiggly-"]')].map(el => ({
+      cls: [...el.classList].find(c => c.startsWith('squiggly-')),
+      line: text.get(el.parentElement.style.top),
+    }));
+  });
+}
 const ghostText = page => page.locator('.editor-instance .monaco-editor [class*="ghost-text"]');
 const lineOf = (text, n) => text.split(/\r\n|\r|\n/)[n];
 /** Rewrite Selection… with `instruction`; `beforeEnter()` runs just before the Enter that starts it. */
@@ -659,6 +675,90 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     r.ok = r.report.startsWith('FlowEdit setup check') && /no problem found/.test(r.toast);
     r.stepS = (Date.now() - t0) / 1000;
     log('check setup:', JSON.stringify(r.toast), '; report', r.report.split('\n').length, 'lines');
+  });
+
+  // ------------------------------------------------------------ 14: a review, its squiggles, Problems, a quick fix
+  // the file reviewed with the key binding (nothing selected: the whole file); each finding is drawn under
+  // the lines it quotes and listed in Problems with source flowedit; Ctrl+. on one offers "Apply fix: …",
+  // which changes exactly its lines, as one undo step, and takes its squiggle away
+  if (cfg.review) await attempt('14-review', async r => {
+    const v = cfg.review;
+    const t0 = Date.now();
+    await openFile(page, v.name, v.marker);
+    await editorLines(page).click();
+    await page.keyboard.press('Control+Home');
+    // the editor's context menu offers it (nothing selected: the file)
+    await editorLines(page).click({ button: 'right' });
+    const item = page.locator('.context-view .action-item', { hasText: 'Review File' }).first();
+    await item.waitFor({ timeout: 10000 });
+    r.contextMenu = true;
+    r.shotMenu = await shot(page, '14-review-context-menu');
+    await page.keyboard.press('Escape');
+    await item.waitFor({ state: 'hidden', timeout: 5000 });
+    const mark = trace().length;
+    await page.keyboard.press('Control+Shift+Alt+R');
+    const started = await until('the review to start', () => trace().slice(mark).find(e => e.event === 'review'), 15000);
+    r.scope = started.scope;
+    const want = v.findings.flatMap(f => f.lines);
+    r.squiggles = await until('a squiggle under each quoted line', async () => {
+      const now = await squiggles(page);
+      return want.every(l => now.some(q => q.line === l)) ? now : false;
+    }, 30000);
+    await until('the review to end in the status bar', () => !/sync~spin/.test(lastStatus()), 15000);
+    r.statuses = [...new Set(trace().slice(mark).filter(e => e.event === 'status').map(e => e.text))];
+    r.squiggles = await squiggles(page);
+    r.shot = await shot(page, '14-review-findings');
+    await page.keyboard.press('Control+Shift+M');  // View: Problems
+    const problems = page.locator('.markers-panel .monaco-list-row');
+    await until('the findings in Problems', async () => {
+      const rows = (await problems.allInnerTexts()).map(norm);
+      return v.findings.every(f => rows.some(t => t.includes(f.message))) ? rows : false;
+    }, 10000);
+    r.problems = (await problems.allInnerTexts()).map(norm);
+    r.shotProblems = await shot(page, '14-review-problems');
+    // Ctrl+. on the finding with the fix: its "Apply fix: …" (Enter applies the focused action)
+    await editorLines(page).click();
+    await page.keyboard.press('Control+Home');
+    for (let i = 0; i < v.fixLine; i++) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Control+Period');
+    const actions = page.locator('.action-widget .monaco-list-row.action');
+    await actions.first().waitFor({ timeout: 10000 });
+    r.actions = (await actions.allInnerTexts()).map(norm);
+    r.shotActions = await shot(page, '14-review-quick-fix');
+    const focused = page.locator('.action-widget .monaco-list-row.action.focused');
+    for (let i = 0; i < r.actions.length && !/Apply fix:/.test(await focused.innerText().catch(() => '')); i++) {
+      await page.keyboard.press('ArrowDown');
+    }
+    r.picked = norm(await focused.innerText());
+    const fixMark = trace().length;
+    await page.keyboard.press('Enter');
+    await until('the fix in the document', () => changesSince(fixMark, v.fileUri).length > 0, 10000);
+    await until('the fixed text', () => currentText(v.fileUri, v.file) === v.expected, 3000).catch(() => undefined);
+    r.fixed = currentText(v.fileUri, v.file);
+    r.fixChanges = changesSince(fixMark, v.fileUri).length;
+    const onFixed = q => q.some(x => v.fixLines.includes(x.line));  // (the line as it was, as it is now)
+    await until('its squiggle gone', async () => !onFixed(await squiggles(page)), 5000)
+      .catch(() => undefined);
+    r.squigglesAfterFix = await squiggles(page);
+    r.shotFixed = await shot(page, '14-review-fixed');
+    const undoMark = trace().length;
+    await page.keyboard.press('Control+Z');
+    await until('one Ctrl+Z to bring the reviewed text back', () => currentText(v.fileUri, v.file) === v.original, 5000)
+      .catch(() => undefined);
+    r.undone = currentText(v.fileUri, v.file) === v.original;
+    r.undoChanges = changesSince(undoMark, v.fileUri).length;
+    r.shotUndone = await shot(page, '14-review-undone');
+    const lines = q => new Set(q.map(x => x.line));
+    r.ok = r.scope === 'file' && want.every(l => lines(r.squiggles).has(l))
+      && v.findings.every(f => f.lines.every(l => r.squiggles.some(q => q.line === l && q.cls === f.squiggle)))
+      // a row of Problems: the message, its source, its code (the label), where
+      && v.findings.every(f => r.problems.some(t => t.includes(f.message) && t.includes(`\nflowedit\n${f.label}\n`)))
+      && /^Apply fix: /.test(r.picked) && r.fixed === v.expected && r.fixChanges === 1
+      && lines(r.squiggles).has(v.fixLines[0]) && !onFixed(r.squigglesAfterFix)
+      && v.keptLines.every(l => lines(r.squigglesAfterFix).has(l)) && r.undone && r.undoChanges === 1;
+    r.stepS = (Date.now() - t0) / 1000;
+    log('review:', JSON.stringify(r.squiggles), '; problems', JSON.stringify(r.problems), '; actions', JSON.stringify(r.actions),
+        '; fixed exact', r.fixed === v.expected, '; one undo', r.undone);
   });
 
   // ------------------------------------------------------------ 10: a live change of flowedit.server.python

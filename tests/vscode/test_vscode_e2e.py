@@ -6,7 +6,8 @@ Builds and packages the extension (`npm run package`), installs the VSIX into a 
 profile, resets the workspace fixture, and runs client-vscode/e2e/e2e.js, which drives the page through
 the steps of issue 5 (with the editors' habits: the rewrite is one undo step and one redo, its block is not
 left selected, the lightbulb's "Rewrite selection…" asks for the instruction), then a rewrite in a one-line
-file of a CRLF buffer and ghost text after an auto-closed bracket, and saves screenshots under
+file of a CRLF buffer, ghost text after an auto-closed bracket and a review (its squiggles, Problems, a
+quick fix through Ctrl+. and its undo), and saves screenshots under
 test-output/vscode/shots/.
 
 Skipped unless FLOWEDIT_VSCODE_E2E=1; with it set, anything missing is a failure. The tools come from
@@ -90,6 +91,46 @@ AUTO_CLOSE_ORIGINAL = '# FlowEdit e2e fixture: auto-closed brackets\nclass Cart:
 AUTO_CLOSE_TYPED = "def add("
 AUTO_CLOSE_ANSWER = "self, item) -> None:"
 AUTO_CLOSE_LINE = "    def add(self, item) -> None:"
+
+# 14: a review of a file from the key binding; the ghost text's stand-in answers it with these findings
+REVIEW_FIXTURE = "stats.py"
+REVIEW_ORIGINAL = (
+    "# FlowEdit review fixture\n"
+    "def mean(xs):\n"
+    "    total = 0\n"
+    "    for i in range(len(xs)):\n"
+    "        total += xs[i]\n"
+    "    return total / len(xs)\n"
+    "\n"
+    "\n"
+    "def is_empty(xs):\n"
+    "    if len(xs) = 0:\n"
+    "        return True\n"
+    "    return False\n"
+)
+REVIEW_FINDINGS = [  # (line, quote, improved code, message, label, severity), as a model writes them
+    (4, "    for i in range(len(xs)):\n        total += xs[i]", "for x in xs:\n    total += x",
+     "Iterate over the items directly.", "readability", "information"),
+    (10, "    if len(xs) = 0:", "if len(xs) == 0:", "Assignment where a comparison is meant.", "bug", "error"),
+    (6, "    return total / len(xs)", None, "Divides by zero on an empty list.", "bug", "warning"),
+]
+REVIEW_FIXED = REVIEW_ORIGINAL.replace("    if len(xs) = 0:", "    if len(xs) == 0:")  # the second one's fix
+
+
+def _review_answer() -> str:
+    return "".join(json.dumps({"start_line": line, "end_line": line + quote.count("\n"), "existing_code": quote,
+                               "improved_code": improved, "message": message, "severity": severity,
+                               "label": label}) + "\n"
+                   for line, quote, improved, message, label, severity in REVIEW_FINDINGS)
+
+
+def _answering_reviews(gateway: Gateway, text: str) -> Gateway:
+    """The stand-in also answers reviews, with `text` (`flowedit serve --review-file`)."""
+    review_file = gateway.text_file.with_suffix(".review.jsonl")
+    review_file.write_text(text, encoding="utf-8")
+    gateway.args += ["--review-file", str(review_file)]
+    return gateway
+
 
 QUIET = {
     "security.workspace.trust.enabled": False, "workbench.startupEditor": "none", "telemetry.telemetryLevel": "off",
@@ -223,6 +264,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     (OUT / "ws" / ONE_LINE_FIXTURE).write_bytes(ONE_LINE.encode())  # no line break at all
     (OUT / "ws" / AUTO_CLOSE_FIXTURE).write_bytes(AUTO_CLOSE_ORIGINAL.encode())
     (OUT / "ws" / NEXT_EDIT_FIXTURE).write_text(NEXT_EDIT_ORIGINAL, encoding="utf-8")
+    (OUT / "ws" / REVIEW_FIXTURE).write_text(REVIEW_ORIGINAL, encoding="utf-8")
 
     timings["build_s"] = await _run(["npm", "run", "package"], CLIENT, OUT / "build.log", 300)
     env = _clean_env()
@@ -238,7 +280,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     crlf_end = crlf_start + len(ONE_LINE_SELECTED)
     crlf_expected = ONE_LINE[:crlf_start] + CRLF_ANSWER.replace("\n", "\r\n") + ONE_LINE[crlf_end:]
     auto_close_expected = AUTO_CLOSE_ORIGINAL.rsplit("\n", 1)[0] + "\n" + AUTO_CLOSE_LINE
-    async with Gateway(GHOST_ANSWER, tmp_path, rate=0) as ghost_gw, \
+    async with _answering_reviews(Gateway(GHOST_ANSWER, tmp_path, rate=0), _review_answer()) as ghost_gw, \
                Gateway(ANSWER, tmp_path, rate=REWRITE_RATE, first_token_ms=REWRITE_FIRST_TOKEN_MS) as rewrite_gw, \
                Gateway(CRLF_ANSWER, tmp_path, rate=CRLF_RATE, first_token_ms=CRLF_FIRST_TOKEN_MS) as crlf_gw, \
                Gateway(AUTO_CLOSE_ANSWER, tmp_path, rate=0) as auto_close_gw:
@@ -311,6 +353,17 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
             "pythonSwitch": {"remote": {"flowedit.server.python": str(wrapper)}, "marker": str(marker)},
             "endpointDown": {"settings": {**base, "flowedit.endpoint": down}, "endpoint": down},
             "checkSetup": True,  # 13: after 12, on the ghost text's stand-in
+            "review": {  # 14: after 13, on the same stand-in
+                "name": REVIEW_FIXTURE, "file": str(OUT / "ws" / REVIEW_FIXTURE),
+                "fileUri": (OUT / "ws" / REVIEW_FIXTURE).as_uri(), "marker": "FlowEdit review fixture",
+                "original": REVIEW_ORIGINAL, "expected": REVIEW_FIXED,
+                "findings": [{"lines": quote.split("\n"), "message": message, "label": label,
+                              "squiggle": f"squiggly-{severity.replace('information', 'info')}"}
+                             for _, quote, _, message, label, severity in REVIEW_FINDINGS],
+                "fixLine": 9, "fixLines": ["    if len(xs) = 0:", "    if len(xs) == 0:"],
+                "keptLines": [quote.split("\n")[0] for _, quote, improved, *_ in REVIEW_FINDINGS if improved is None]
+                + REVIEW_FINDINGS[0][1].split("\n"),
+            },
             "trace": str(OUT / "trace.jsonl"), "shots": str(OUT / "shots"), "results": str(OUT / "results.json"),
             "logs": str(OUT / "ud" / "logs"),
             "chromium": CHROMIUM, "frameMs": frame_ms,
@@ -342,7 +395,8 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     steps = results["steps"]
     failed = {name: s.get("error", s) for name, s in steps.items() if not s.get("ok")}
     expected = {"1-ghost-text", "2-rewrite", "4-revert", "3-escape", "5-status", "6-crlf-one-line", "7-auto-close",
-                "8-hidden-mid-stream", "10-python-switch", "11-endpoint-down", "12-next-edit", "13-check-setup"}
+                "8-hidden-mid-stream", "10-python-switch", "11-endpoint-down", "12-next-edit", "13-check-setup",
+                "14-review"}
     assert not failed and expected <= steps.keys(), (
         f"steps failed or missing: {json.dumps(failed, indent=2)[:4000]}\nmissing: {expected - steps.keys()}\n"
         f"see {OUT} (e2e.log, shots/, trace.jsonl, log-*.log)")
@@ -381,6 +435,10 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     typed = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["autoClose"]["fileUri"]]
     assert config["autoClose"]["autoClosedLine"] in typed[-2].split("\n"), typed[-2:]
     assert typed[-1] == auto_close_expected, typed[-2:]
+    # 14: the fix once, exactly, then one undo back to the reviewed text (the trace read here too)
+    reviewed = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["review"]["fileUri"]]
+    assert reviewed == [REVIEW_FIXED, REVIEW_ORIGINAL], reviewed
+    assert steps["14-review"]["picked"].startswith("Apply fix: Assignment where"), steps["14-review"]
     shots = sorted(p.name for p in (OUT / "shots").glob("*.png"))
     # 10: the new interpreter started the server; 11: one message with the endpoint, the status says so
     assert any("-m flowedit.cli lsp" in line for line in steps["10-python-switch"]["started"]), steps["10-python-switch"]
@@ -391,5 +449,5 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     assert "inline completion yes, applyEdit yes" in report and "View > Output > FlowEdit" in report, report
     for step in ("1-ghost", "2-rewrite", "4-reverted", "3-escape", "5-status", "6-crlf-rewritten", "7-auto-close-ghost",
                  "7-auto-close-accepted", "8-hidden-undone", "10-python-switched", "11-endpoint-down-message",
-                 "11-endpoint-down-status"):
+                 "11-endpoint-down-status", "14-review-findings", "14-review-problems", "14-review-fixed"):
         assert any(step in s for s in shots), (step, shots)
