@@ -20,6 +20,7 @@
 //  12 a next edit after a rename: drawn with decorations, Tab jumps to it, Tab applies it, Escape drops one
 //  14 a review from the key binding: squiggles under the quoted lines, the findings in Problems, Ctrl+.'s
 //     "Apply fix: …" changes exactly its lines in one undo step and takes its squiggle away
+//  15 Escape while a review runs stops it; the findings it showed stay
 // Screenshots of every step go to config.shots; the findings to config.results.
 'use strict';
 const { chromium } = require('playwright-core');
@@ -211,6 +212,14 @@ function squiggles(page) {
       line: text.get(el.parentElement.style.top),
     }));
   });
+}
+/** Ctrl+Shift+Alt+R with the cursor at the top, nothing selected: the file's review; resolves once it started. */
+async function reviewWithKey(page) {
+  await editorLines(page).click();
+  await page.keyboard.press('Control+Home');
+  const mark = trace().length;
+  await page.keyboard.press('Control+Shift+Alt+R');
+  return { mark, started: await until('the review to start', () => trace().slice(mark).find(e => e.event === 'review'), 15000) };
 }
 const ghostText = page => page.locator('.editor-instance .monaco-editor [class*="ghost-text"]');
 const lineOf = (text, n) => text.split(/\r\n|\r|\n/)[n];
@@ -603,6 +612,33 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     log('hidden mid-stream:', r.changesWhileHidden, 'changes while hidden; exact', r.exact, '; one Ctrl+Z restored the original', r.oneUndo);
   });
 
+  // ------------------------------------------------------------ 15: Escape stops a running review
+  // on the rewrites' slow stand-in (10 tok/s) the findings arrive one by one: once the first is drawn,
+  // Escape stops the review, and what it showed stays
+  if (cfg.review) await attempt('15-review-escape', async r => {
+    const v = cfg.review;
+    const t0 = Date.now();
+    await openFile(page, v.name, v.marker);
+    const { started } = await reviewWithKey(page);
+    await until('its first finding drawn', async () => (await squiggles(page)).length > 0, 30000);
+    await until('the status bar to say it reviews', () => /sync~spin.*reviewing/.test(lastStatus()), 5000);
+    r.statusWhileReviewing = lastStatus();
+    const pressMark = trace().length;
+    await page.keyboard.press('Escape');
+    await until('the review to stop in the status bar', () => trace().slice(pressMark).some(e => e.event === 'status' && !/sync~spin/.test(e.text)), 10000);
+    const ends = () => serverLog().map(l => /review (\S+) ended: (\w+) \((.*)\)$/.exec(l)).filter(m => m && m[1] === started.id);
+    const end = await until('its end in the server log', () => ends()[0], 10000);
+    r.outcome = end[2];
+    r.message = end[3];
+    r.squiggles = await squiggles(page);
+    r.shot = await shot(page, '15-review-escape-stopped');
+    const all = v.findings.flatMap(f => f.lines).length;
+    r.ok = r.outcome === 'interrupted' && r.squiggles.length > 0 && r.squiggles.length < all;
+    r.stepS = (Date.now() - t0) / 1000;
+    log('review escape:', r.outcome, JSON.stringify(r.message), '; squiggles kept', r.squiggles.length, 'of', all,
+        '; status while reviewing', JSON.stringify(r.statusWhileReviewing));
+  });
+
   // ------------------------------------------------------------ 12: a next edit: drawn, Tab jumps, Tab applies, Escape drops
   // a parameter renamed by typing over it: the other use is drawn (old text struck through, new text after
   // it); Tab (no ghost text shown) moves the cursor to it, Tab again applies it; a second rename is dropped
@@ -695,9 +731,7 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     r.shotMenu = await shot(page, '14-review-context-menu');
     await page.keyboard.press('Escape');
     await item.waitFor({ state: 'hidden', timeout: 5000 });
-    const mark = trace().length;
-    await page.keyboard.press('Control+Shift+Alt+R');
-    const started = await until('the review to start', () => trace().slice(mark).find(e => e.event === 'review'), 15000);
+    const { mark, started } = await reviewWithKey(page);
     r.scope = started.scope;
     const want = v.findings.flatMap(f => f.lines);
     r.squiggles = await until('a squiggle under each quoted line', async () => {

@@ -30,6 +30,8 @@ import pytest
 
 from flowedit.engines.scripted import tokenize
 from tests.lsp.harness import Gateway
+from tests.lsp.test_review_e2e import ANSWER as REVIEW_ANSWER
+from tests.lsp.test_review_e2e import TEXT as REVIEW_ORIGINAL
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "client-vscode"
@@ -92,36 +94,11 @@ AUTO_CLOSE_TYPED = "def add("
 AUTO_CLOSE_ANSWER = "self, item) -> None:"
 AUTO_CLOSE_LINE = "    def add(self, item) -> None:"
 
-# 14: a review of a file from the key binding; the ghost text's stand-in answers it with these findings
+# 14: a review of a file from the key binding; the ghost text's stand-in answers it with the findings of the
+# server's review test (a loop and an assignment with fixes, a division without one)
 REVIEW_FIXTURE = "stats.py"
-REVIEW_ORIGINAL = (
-    "# FlowEdit review fixture\n"
-    "def mean(xs):\n"
-    "    total = 0\n"
-    "    for i in range(len(xs)):\n"
-    "        total += xs[i]\n"
-    "    return total / len(xs)\n"
-    "\n"
-    "\n"
-    "def is_empty(xs):\n"
-    "    if len(xs) = 0:\n"
-    "        return True\n"
-    "    return False\n"
-)
-REVIEW_FINDINGS = [  # (line, quote, improved code, message, label, severity), as a model writes them
-    (4, "    for i in range(len(xs)):\n        total += xs[i]", "for x in xs:\n    total += x",
-     "Iterate over the items directly.", "readability", "information"),
-    (10, "    if len(xs) = 0:", "if len(xs) == 0:", "Assignment where a comparison is meant.", "bug", "error"),
-    (6, "    return total / len(xs)", None, "Divides by zero on an empty list.", "bug", "warning"),
-]
-REVIEW_FIXED = REVIEW_ORIGINAL.replace("    if len(xs) = 0:", "    if len(xs) == 0:")  # the second one's fix
-
-
-def _review_answer() -> str:
-    return "".join(json.dumps({"start_line": line, "end_line": line + quote.count("\n"), "existing_code": quote,
-                               "improved_code": improved, "message": message, "severity": severity,
-                               "label": label}) + "\n"
-                   for line, quote, improved, message, label, severity in REVIEW_FINDINGS)
+REVIEW_FINDINGS = [json.loads(line) for line in REVIEW_ANSWER.splitlines()]
+REVIEW_FIXED = REVIEW_ORIGINAL.replace("    if len(xs) = 0:", "    if len(xs) == 0:")  # the assignment's fix
 
 
 def _answering_reviews(gateway: Gateway, text: str) -> Gateway:
@@ -280,8 +257,9 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     crlf_end = crlf_start + len(ONE_LINE_SELECTED)
     crlf_expected = ONE_LINE[:crlf_start] + CRLF_ANSWER.replace("\n", "\r\n") + ONE_LINE[crlf_end:]
     auto_close_expected = AUTO_CLOSE_ORIGINAL.rsplit("\n", 1)[0] + "\n" + AUTO_CLOSE_LINE
-    async with _answering_reviews(Gateway(GHOST_ANSWER, tmp_path, rate=0), _review_answer()) as ghost_gw, \
-               Gateway(ANSWER, tmp_path, rate=REWRITE_RATE, first_token_ms=REWRITE_FIRST_TOKEN_MS) as rewrite_gw, \
+    async with _answering_reviews(Gateway(GHOST_ANSWER, tmp_path, rate=0), REVIEW_ANSWER) as ghost_gw, \
+               _answering_reviews(Gateway(ANSWER, tmp_path, rate=REWRITE_RATE, first_token_ms=REWRITE_FIRST_TOKEN_MS),
+                                  REVIEW_ANSWER) as rewrite_gw, \
                Gateway(CRLF_ANSWER, tmp_path, rate=CRLF_RATE, first_token_ms=CRLF_FIRST_TOKEN_MS) as crlf_gw, \
                Gateway(AUTO_CLOSE_ANSWER, tmp_path, rate=0) as auto_close_gw:
         # (the driver reads the server's INFO lines: how each rewrite ended)
@@ -353,16 +331,17 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
             "pythonSwitch": {"remote": {"flowedit.server.python": str(wrapper)}, "marker": str(marker)},
             "endpointDown": {"settings": {**base, "flowedit.endpoint": down}, "endpoint": down},
             "checkSetup": True,  # 13: after 12, on the ghost text's stand-in
-            "review": {  # 14: after 13, on the same stand-in
+            "review": {  # 15: after 8, on the rewrites' stand-in; 14: after 13, on the ghost text's
                 "name": REVIEW_FIXTURE, "file": str(OUT / "ws" / REVIEW_FIXTURE),
-                "fileUri": (OUT / "ws" / REVIEW_FIXTURE).as_uri(), "marker": "FlowEdit review fixture",
+                "fileUri": (OUT / "ws" / REVIEW_FIXTURE).as_uri(), "marker": "def mean(xs)",
                 "original": REVIEW_ORIGINAL, "expected": REVIEW_FIXED,
-                "findings": [{"lines": quote.split("\n"), "message": message, "label": label,
-                              "squiggle": f"squiggly-{severity.replace('information', 'info')}"}
-                             for _, quote, _, message, label, severity in REVIEW_FINDINGS],
-                "fixLine": 9, "fixLines": ["    if len(xs) = 0:", "    if len(xs) == 0:"],
-                "keptLines": [quote.split("\n")[0] for _, quote, improved, *_ in REVIEW_FINDINGS if improved is None]
-                + REVIEW_FINDINGS[0][1].split("\n"),
+                "findings": [{"lines": f["existing_code"].split("\n"), "message": f["message"], "label": f["label"],
+                              "squiggle": f"squiggly-{f['severity'].replace('information', 'info')}"}
+                             for f in REVIEW_FINDINGS],
+                "fixLine": REVIEW_ORIGINAL.splitlines().index("    if len(xs) = 0:"),
+                "fixLines": ["    if len(xs) = 0:", "    if len(xs) == 0:"],
+                "keptLines": [line for f in REVIEW_FINDINGS if "= 0:" not in f["existing_code"]
+                              for line in f["existing_code"].split("\n")],
             },
             "trace": str(OUT / "trace.jsonl"), "shots": str(OUT / "shots"), "results": str(OUT / "results.json"),
             "logs": str(OUT / "ud" / "logs"),
@@ -396,7 +375,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     failed = {name: s.get("error", s) for name, s in steps.items() if not s.get("ok")}
     expected = {"1-ghost-text", "2-rewrite", "4-revert", "3-escape", "5-status", "6-crlf-one-line", "7-auto-close",
                 "8-hidden-mid-stream", "10-python-switch", "11-endpoint-down", "12-next-edit", "13-check-setup",
-                "14-review"}
+                "14-review", "15-review-escape"}
     assert not failed and expected <= steps.keys(), (
         f"steps failed or missing: {json.dumps(failed, indent=2)[:4000]}\nmissing: {expected - steps.keys()}\n"
         f"see {OUT} (e2e.log, shots/, trace.jsonl, log-*.log)")
@@ -449,5 +428,6 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     assert "inline completion yes, applyEdit yes" in report and "View > Output > FlowEdit" in report, report
     for step in ("1-ghost", "2-rewrite", "4-reverted", "3-escape", "5-status", "6-crlf-rewritten", "7-auto-close-ghost",
                  "7-auto-close-accepted", "8-hidden-undone", "10-python-switched", "11-endpoint-down-message",
-                 "11-endpoint-down-status", "14-review-findings", "14-review-problems", "14-review-fixed"):
+                 "11-endpoint-down-status", "14-review-findings", "14-review-problems", "14-review-fixed",
+                 "15-review-escape-stopped"):
         assert any(step in s for s in shots), (step, shots)
