@@ -7,6 +7,9 @@
 --   complete ghost text accepted with <Tab> (0.10+), then the completion fallback through <C-x><C-o>
 --   next_edit  a word renamed with `cw`: the next edit shown as virtual text, <Tab> jumps to it, <Tab>
 --            accepts it; a second one dismissed with <Esc>
+--   review   :FlowEditReview (the file): its findings in vim.diagnostic; the "Apply fix" code action on the
+--            line of FLOWEDIT_NVIM_TARGET through vim.lsp.buf.code_action (filter + apply on 0.8+, the
+--            menu's item on 0.7); :'<,'>FlowEditReview on the lines of FLOWEDIT_NVIM_SELECT
 -- Each step writes what it saw into the summary (the test judges it).
 --
 -- Env, besides those of nvim_driver.lua: FLOWEDIT_NVIM_CONFIG, FLOWEDIT_NVIM_SCENARIO, FLOWEDIT_NVIM_TARGET
@@ -261,6 +264,80 @@ local function next_edit_scenario()
   step.dismissed = { text = text(), marks = #marks(), shown = flowedit.next_edit(bufnr) ~= nil }
 end
 
+local function review_scenario()
+  local step = {}
+  summary.steps = step
+  local function findings()
+    local out = {}
+    for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+      out[#out + 1] = { lnum = d.lnum, end_lnum = d.end_lnum, col = d.col, end_col = d.end_col, source = d.source,
+        code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code), message = d.message,
+        severity = d.severity }
+    end
+    table.sort(out, function(a, b) return a.lnum < b.lnum end)
+    return out
+  end
+  local function row_of(what)
+    for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+      if line:find(what, 1, true) then return i end
+    end
+    error('no ' .. what .. ' in the buffer')
+  end
+  -- a review typed on the command line; its figures once it ended (and what the buffer shows then)
+  local function review(command)
+    local before = flowedit.last_review(bufnr)
+    feed(command .. '<CR>')
+    local id = wait_until('the review to start', function()
+      local id = flowedit.last_review(bufnr)
+      return id ~= before and id or nil
+    end)
+    return wait_until('the review to end', function()
+      local st = flowedit.review_status(id)
+      return st and st.state ~= 'reviewing' and st or nil
+    end, 30000)
+  end
+
+  -- 1. the file: every anchored finding as a diagnostic at its lines
+  local st = review(':FlowEditReview')
+  step.file = { status = st, findings = wait_until('the findings', function()
+    local f = findings()
+    return #f >= st.findings and f or nil
+  end) }
+  -- 2. "Apply fix" on the target's line, as a user picks it from the code actions there
+  local target = assert(os.getenv('FLOWEDIT_NVIM_TARGET'), 'FLOWEDIT_NVIM_TARGET unset')
+  vim.api.nvim_win_set_cursor(0, { row_of(target), 4 })
+  local offered = {}
+  local select = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice) -- (0.7: the menu; the user picks the fix)
+    for _, item in ipairs(items) do
+      local action = item.action or item[2]
+      offered[#offered + 1] = action.title
+    end
+    for _, item in ipairs(items) do
+      if (item.action or item[2]).title:find('^Apply fix') then return on_choice(item) end
+    end
+    return on_choice(nil)
+  end
+  local original = text()
+  if vim.fn.has('nvim-0.8') == 1 then
+    vim.lsp.buf.code_action({ apply = true, filter = function(a) return a.title:find('^Apply fix') ~= nil end })
+  else
+    vim.lsp.buf.code_action()
+  end
+  wait_until('the fix', function() return text() ~= original end)
+  local fixed = wait_until('the fixed finding gone', function()
+    local f = findings()
+    return #f == #step.file.findings - 1 and f or nil
+  end)
+  vim.ui.select = select
+  step.fix = { text = text(), offered = offered, findings = fixed }
+  -- 3. the lines of FLOWEDIT_NVIM_SELECT selected linewise: a review of those lines only
+  local first, last = row_of(os.getenv('FLOWEDIT_NVIM_SELECT')), vim.api.nvim_buf_line_count(bufnr)
+  vim.api.nvim_win_set_cursor(0, { first, 0 })
+  st = review('V' .. (last - first) .. 'j:FlowEditReview')
+  step.selection = { status = st, findings = findings() }
+end
+
 local function main()
   bufnr = vim.api.nvim_get_current_buf()
   summary.filetype = vim.bo[bufnr].filetype
@@ -281,6 +358,8 @@ local function main()
     rewrite_scenario()
   elseif scenario == 'next_edit' then
     next_edit_scenario()
+  elseif scenario == 'review' then
+    review_scenario()
   else
     complete_scenario()
   end
