@@ -254,22 +254,28 @@ def test_flowedit_el_byte_compiles_without_a_warning(tmp_path: Path) -> None:
     assert (tmp_path / "flowedit.elc").exists()
 
 
-async def test_the_docs_eglot_configuration_without_the_package_connects_flowedit(tmp_path: Path) -> None:
+async def test_the_docs_eglot_configuration_without_the_package_connects_flowedit_and_reviews(tmp_path: Path) -> None:
     emacs = emacs_or_skip()
     files = EmacsFiles(tmp_path)
-    files.write(ORIGINAL)
+    files.write(REVIEW_TEXT)
     snippet = doc_snippet("### Without the package: Eglot")
     config = tmp_path / "eglot-config.el"
     config.write_text(snippet, encoding="utf-8")
-    env = files.env("ws://127.0.0.1:9/unused", TARGET)
-    env.update(FLOWEDIT_EMACS_CONFIG=str(config), PATH=flowedit_on_path(tmp_path) + ":/usr/bin:/bin")
-    done = await asyncio.create_subprocess_exec(
-        emacs, "-Q", "--batch", "-l", str(REPO / "tests" / "editors" / "eglot_bare.el"), cwd=files.work, env=env,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-    output, _ = await asyncio.wait_for(done.communicate(), 60)
+    async with Gateway("unused", tmp_path, rate=2000, review=REVIEW_ANSWER) as gw:
+        env = files.env(gw.url, "if len(xs) = 0:")
+        env.update(FLOWEDIT_EMACS_CONFIG=str(config), PATH=flowedit_on_path(tmp_path) + ":/usr/bin:/bin",
+                   FLOWEDIT_ENDPOINT=gw.url)  # (the docs' configuration names no endpoint)
+        done = await asyncio.create_subprocess_exec(
+            emacs, "-Q", "--batch", "-l", str(REPO / "tests" / "editors" / "eglot_bare.el"), cwd=files.work, env=env,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        output, _ = await asyncio.wait_for(done.communicate(), 60)
     summary = files.summary() if files.summary_file.exists() else {}
     assert done.returncode == 0 and summary.get("server") == "flowedit", output.decode(errors="replace")[-3000:]
-    assert "Rewrite selection…" in summary["actions"], summary
+    assert {"Rewrite selection…", "Review selection", "Review file", "Review uncommitted changes"} <= set(
+        summary["actions"]), summary
+    # "Review file" run as Eglot runs a chosen code action: the findings reach Eglot (the first, at least)
+    assert summary["findings"] and all(f.startswith("flowedit [") for f in summary["findings"]), summary
+    assert not [f for f in summary["findings"] if "invented" in f], summary
 
 
 NEXT_EDIT_TEXT = "def area(width, height):\n    return width * height  # 中文 😀\n\nprint(area(2, 3))\n"
