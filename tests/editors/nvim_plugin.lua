@@ -9,7 +9,8 @@
 --            accepts it; a second one dismissed with <Esc>
 --   review   :FlowEditReview (the file): its findings in vim.diagnostic; the "Apply fix" code action on the
 --            line of FLOWEDIT_NVIM_TARGET through vim.lsp.buf.code_action (filter + apply on 0.8+, the
---            menu's item on 0.7); :'<,'>FlowEditReview on the lines of FLOWEDIT_NVIM_SELECT
+--            menu's item on 0.7); :'<,'>FlowEditReview on the lines of FLOWEDIT_NVIM_SELECT; another
+--            review of the file stopped with :FlowEditInterrupt once it showed a finding
 -- Each step writes what it saw into the summary (the test judges it).
 --
 -- Env, besides those of nvim_driver.lua: FLOWEDIT_NVIM_CONFIG, FLOWEDIT_NVIM_SCENARIO, FLOWEDIT_NVIM_TARGET
@@ -336,6 +337,23 @@ local function review_scenario()
   vim.api.nvim_win_set_cursor(0, { first, 0 })
   st = review('V' .. (last - first) .. 'j:FlowEditReview')
   step.selection = { status = st, findings = findings() }
+  -- 4. :FlowEditInterrupt once the file's next review showed a finding: it stops, what it showed stays
+  local before = flowedit.last_review(bufnr)
+  feed(':FlowEditReview file<CR>')
+  local id = wait_until('the review to start', function()
+    local id = flowedit.last_review(bufnr)
+    return id ~= before and id or nil
+  end)
+  wait_until('a finding of the running review', function()
+    local st = flowedit.review_status(id)
+    return st and st.state == 'reviewing' and st.message:find('^reviewing… [1-9]')
+  end, 30000)
+  vim.cmd('FlowEditInterrupt')
+  st = wait_until('the review to stop', function()
+    local st = flowedit.review_status(id)
+    return st.state ~= 'reviewing' and st or nil
+  end)
+  step.interrupt = { status = st, findings = findings() }
 end
 
 local function main()

@@ -12,7 +12,8 @@ complete: ghost text shown as inline virtual text and accepted with <Tab> (0.10+
 fallback through <C-x><C-o> (the plugin sets the omnifunc on 0.7).
 review: `:FlowEditReview` → the anchored findings in vim.diagnostic at their quoted lines (not the one quoting
 code that is not there); the "Apply fix" code action through vim.lsp.buf.code_action → exactly that line
-fixed, its finding gone; `:'<,'>FlowEditReview` reviews the selected lines only.
+fixed, its finding gone; `:'<,'>FlowEditReview` reviews the selected lines only; `:FlowEditInterrupt` stops a
+running review, what it showed stays.
 """
 
 from __future__ import annotations
@@ -207,6 +208,8 @@ REVIEW_ANSWER = (
     + finding(7, "    return sorted(xs)[0]", "An invented quote: not in the file.", None, "bug", "error")
     + finding(9, "    if len(xs) = 0:", "Assignment where a comparison is meant.", "if len(xs) == 0:", "bug", "error"))
 REVIEW_FIXED = REVIEW_TEXT.replace("len(xs) = 0", "len(xs) == 0")
+# prose after the findings (ignored): ≈ 1.7 s more at 2000 tok/s, a review to interrupt once it showed one
+REVIEW_TAIL = "The rest of the file reads well; nothing more to report here.\n" * 150
 
 
 async def test_neovim_plugin_reviews_shows_findings_as_diagnostics_and_applies_a_fix(nvim: Nvim,
@@ -214,7 +217,7 @@ async def test_neovim_plugin_reviews_shows_findings_as_diagnostics_and_applies_a
     snippet = doc_snippet("### The plugin")
     config = tmp_path / "init.lua"
     started = time.monotonic()
-    async with Gateway("unused", tmp_path, rate=2000, review=REVIEW_ANSWER) as gw:
+    async with Gateway("unused", tmp_path, rate=2000, review=REVIEW_ANSWER + REVIEW_TAIL) as gw:
         config.write_text(snippet.replace(ENDPOINT, gw.url).replace(PLACEHOLDER, str(REPO)), encoding="utf-8")
         run = await run_nvim(nvim.path, HERE / "nvim_plugin.lua", tmp_path, gw.url, "file.py", REVIEW_TEXT, {
             "FLOWEDIT_NVIM_CONFIG": str(config), "PATH": flowedit_on_path(tmp_path) + ":/usr/bin:/bin",
@@ -250,3 +253,8 @@ async def test_neovim_plugin_reviews_shows_findings_as_diagnostics_and_applies_a
     assert (selection["scope"], selection["state"], selection["findings"], selection["outside"]) == (
         "selection", "finished", 0, 2), diagnostics()
     assert steps["selection"]["findings"] == fix["findings"], diagnostics()
+    # 4. :FlowEditInterrupt stops a running review; the findings it showed stay
+    stopped = steps["interrupt"]
+    assert stopped["status"]["state"] == "interrupted", diagnostics()
+    assert stopped["status"]["message"].startswith("Interrupted by the user"), diagnostics()
+    assert stopped["findings"] and stopped["findings"] == fix["findings"][:len(stopped["findings"])], diagnostics()
