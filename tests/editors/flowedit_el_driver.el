@@ -66,7 +66,9 @@
                 (run-at-time 0 nil (lambda () (fet-tell "review" :review review)))))
             (let ((line (with-current-buffer fet-buffer (flowedit-mode-line))))
               (when (string-match-p "streaming [0-9]+ tok" line)
-                (setf (alist-get 'mode_line fet-summary) line)))))
+                (setf (alist-get 'mode_line fet-summary) line))
+              (when (string-match-p "reviewing" line)
+                (setf (alist-get 'review_mode_line fet-summary) line)))))
 
 (add-hook 'flowedit-next-edit-functions
           (lambda (params)

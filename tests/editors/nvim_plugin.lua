@@ -298,6 +298,11 @@ local function review_scenario()
     end, 30000)
   end
 
+  -- (the statusline while a review runs, sampled on every status and progress)
+  vim.api.nvim_create_autocmd('User', { pattern = 'FlowEditStatus', callback = function()
+    local s = flowedit.statusline(bufnr)
+    if s:find('reviewing', 1, true) then step.statusline_seen = s end
+  end })
   -- 1. the file: every anchored finding as a diagnostic at its lines
   local st = review(':FlowEditReview')
   step.file = { status = st, findings = wait_until('the findings', function()

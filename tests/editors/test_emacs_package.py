@@ -349,7 +349,8 @@ async def test_emacs_package_reviews_into_flymake_and_applies_a_fix_through_eglo
             after = await until_findings(term, 2)
             await term.quit()
     seconds = time.monotonic() - started
-    messages = term.files.summary()["messages"]
+    summary = term.files.summary()
+    messages = summary["messages"]
     print(f"\nEmacs + flowedit.el review: {review['message']!r}, Flymake {len(shown)} then {len(after)}, "
           f"picked from {picking['prompt']!r}; run {seconds:.1f} s")
     assert (review["state"], review["scope"], review["findings"], review["unanchored"]) == ("finished", "file", 3, 1), \
@@ -362,3 +363,4 @@ async def test_emacs_package_reviews_into_flymake_and_applies_a_fix_through_eglo
     assert text == REVIEW_FIXED, (text, messages)
     assert [d["line"] for d in after] == [3, 5], after
     assert "FlowEdit review: 3 findings" in messages and "Edit successful" not in messages, messages
+    assert re.search(r"FlowEdit reviewing… \d+ finding", summary.get("review_mode_line") or ""), summary

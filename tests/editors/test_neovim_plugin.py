@@ -253,6 +253,7 @@ async def test_neovim_plugin_reviews_shows_findings_as_diagnostics_and_applies_a
     assert (selection["scope"], selection["state"], selection["findings"], selection["outside"]) == (
         "selection", "finished", 0, 2), diagnostics()
     assert steps["selection"]["findings"] == fix["findings"], diagnostics()
+    assert re.search(r"reviewing… \d+ finding", steps.get("statusline_seen") or ""), diagnostics()
     # 4. :FlowEditInterrupt stops a running review; the findings it showed stay
     stopped = steps["interrupt"]
     assert stopped["status"]["state"] == "interrupted", diagnostics()
