@@ -335,7 +335,8 @@ THEN, if given, gets the result in the current buffer."
                    (when (and then (buffer-live-p buffer))
                      (with-current-buffer buffer (funcall then result))))
      :error-fn (lambda (error)
-                 (message "FlowEdit: %s: %s" command (or (plist-get error :message) error))))))
+                 (unless (plist-get (plist-get error :data) :shown) ; (the server said it already)
+                   (message "FlowEdit: %s: %s" command (or (plist-get error :message) error)))))))
 
 (defun flowedit--uri ()
   (eglot--path-to-uri (buffer-file-name)))

@@ -10,7 +10,8 @@
 --   review   :FlowEditReview (the file): its findings in vim.diagnostic; the "Apply fix" code action on the
 --            line of FLOWEDIT_NVIM_TARGET through vim.lsp.buf.code_action (filter + apply on 0.8+, the
 --            menu's item on 0.7); :'<,'>FlowEditReview on the lines of FLOWEDIT_NVIM_SELECT; another
---            review of the file stopped with :FlowEditInterrupt once it showed a finding
+--            review of the file stopped with :FlowEditInterrupt once it showed a finding; a review of the
+--            workspace's changes outside git
 -- Each step writes what it saw into the summary (the test judges it).
 --
 -- Env, besides those of nvim_driver.lua: FLOWEDIT_NVIM_CONFIG, FLOWEDIT_NVIM_SCENARIO, FLOWEDIT_NVIM_TARGET
@@ -359,6 +360,13 @@ local function review_scenario()
     return st.state ~= 'reviewing' and st or nil
   end)
   step.interrupt = { status = st, findings = findings() }
+  -- 5. the workspace's changes outside a git repository: nothing to review, said in a message
+  local said, notify = {}, vim.notify
+  vim.notify = function(msg, ...) said[#said + 1] = msg; return notify(msg, ...) end
+  st = review(':FlowEditReview workspace')
+  wait_until('the message of its end', function() return vim.tbl_contains(said, 'FlowEdit: review: ' .. st.message) end)
+  vim.notify = notify
+  step.workspace = { status = st, said = said }
 end
 
 local function main()

@@ -13,7 +13,7 @@ fallback through <C-x><C-o> (the plugin sets the omnifunc on 0.7).
 review: `:FlowEditReview` → the anchored findings in vim.diagnostic at their quoted lines (not the one quoting
 code that is not there); the "Apply fix" code action through vim.lsp.buf.code_action → exactly that line
 fixed, its finding gone; `:'<,'>FlowEditReview` reviews the selected lines only; `:FlowEditInterrupt` stops a
-running review, what it showed stays.
+running review, what it showed stays; `:FlowEditReview workspace` outside git says there is nothing to review.
 """
 
 from __future__ import annotations
@@ -259,3 +259,9 @@ async def test_neovim_plugin_reviews_shows_findings_as_diagnostics_and_applies_a
     assert stopped["status"]["state"] == "interrupted", diagnostics()
     assert stopped["status"]["message"].startswith("Interrupted by the user"), diagnostics()
     assert stopped["findings"] and stopped["findings"] == fix["findings"][:len(stopped["findings"])], diagnostics()
+    # 5. `:FlowEditReview workspace` (no uri) outside git: nothing to review, and the user is told so
+    workspace = steps["workspace"]
+    assert (workspace["status"].get("uri"), workspace["status"]["scope"]) == (None, "changes"), diagnostics()
+    # (the driver waited for the message of its end; the interrupted review's may come too)
+    assert "FlowEdit: review: the workspace is not in a git repository: there are no uncommitted changes to review" \
+        in workspace["said"], diagnostics()

@@ -128,7 +128,10 @@ local function execute(bufnr, command, arguments, on_result)
   if not client then return say('no flowedit server is attached to this buffer', vim.log.levels.WARN) end
   request(client, 'workspace/executeCommand', { command = command, arguments = { arguments } },
     function(err, result)
-      if err then return say(command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR) end
+      if err then -- (unless the server said it already: a refused rewrite or review)
+        if type(err.data) == 'table' and err.data.shown then return end
+        return say(command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      end
       if on_result then on_result(result, client) end
     end, bufnr)
   return client
@@ -207,7 +210,13 @@ local function on_status(_, params, ctx)
     figures[req.id] = req
   end
   local review = type(params) == 'table' and params.review or nil
-  if type(review) == 'table' and review.id then reviews[review.id] = review end
+  if type(review) == 'table' and review.id then
+    local before = reviews[review.id]
+    reviews[review.id] = review
+    if review.state ~= 'reviewing' and (not before or before.state == 'reviewing') then
+      say('review: ' .. tostring(review.message)) -- how it ended: "3 findings", "no uncommitted changes", ...
+    end
+  end
   if type(req) == 'table' and req.kind == 'rewrite' and req.outcome ~= nil and req.outcome ~= vim.NIL then
     for bufnr, id in pairs(running) do
       if id == req.id then rewrite_ended(bufnr, id) end
