@@ -266,60 +266,51 @@ local function next_edit_scenario()
   step.dismissed = { text = text(), marks = #marks(), shown = flowedit.next_edit(bufnr) ~= nil }
 end
 
-local function review_scenario()
-  local step = {}
-  summary.steps = step
-  local function findings()
-    local out = {}
-    for _, d in ipairs(vim.diagnostic.get(bufnr)) do
-      out[#out + 1] = { lnum = d.lnum, end_lnum = d.end_lnum, col = d.col, end_col = d.end_col, source = d.source,
-        code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code), message = d.message,
-        severity = d.severity }
-    end
-    table.sort(out, function(a, b) return a.lnum < b.lnum end)
-    return out
+-- what vim.diagnostic holds for the buffer, in line order
+local function findings()
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    out[#out + 1] = { lnum = d.lnum, end_lnum = d.end_lnum, col = d.col, end_col = d.end_col, source = d.source,
+      code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code), message = d.message,
+      severity = d.severity }
   end
-  local function row_of(what)
-    for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
-      if line:find(what, 1, true) then return i end
-    end
-    error('no ' .. what .. ' in the buffer')
-  end
-  -- a review typed on the command line; its figures once it ended (and what the buffer shows then)
-  local function review(command)
-    local before = flowedit.last_review(bufnr)
-    feed(command .. '<CR>')
-    local id = wait_until('the review to start', function()
-      local id = flowedit.last_review(bufnr)
-      return id ~= before and id or nil
-    end)
-    return wait_until('the review to end', function()
-      local st = flowedit.review_status(id)
-      return st and st.state ~= 'reviewing' and st or nil
-    end, 30000)
-  end
+  table.sort(out, function(a, b) return a.lnum < b.lnum end)
+  return out
+end
 
-  -- (the statusline while a review runs, sampled on every status and progress)
-  vim.api.nvim_create_autocmd('User', { pattern = 'FlowEditStatus', callback = function()
-    local s = flowedit.statusline(bufnr)
-    if s:find('reviewing', 1, true) then step.statusline_seen = s end
-  end })
-  -- 1. the file: every anchored finding as a diagnostic at its lines
-  local st = review(':FlowEditReview')
-  step.file = { status = st, findings = wait_until('the findings', function()
-    local f = findings()
-    return #f >= st.findings and f or nil
-  end) }
-  -- 2. "Apply fix" on the target's line, as a user picks it from the code actions there
-  local target = assert(os.getenv('FLOWEDIT_NVIM_TARGET'), 'FLOWEDIT_NVIM_TARGET unset')
+local function row_of(what)
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if line:find(what, 1, true) then return i end
+  end
+  error('no ' .. what .. ' in the buffer')
+end
+
+-- keys that start a review; its id once the plugin has the server's answer
+local function start_review(keys_typed)
+  local before = flowedit.last_review(bufnr)
+  feed(keys_typed .. '<CR>')
+  return wait_until('the review to start', function()
+    local id = flowedit.last_review(bufnr)
+    return id ~= before and id or nil
+  end)
+end
+
+-- a review typed on the command line; its figures once it ended
+local function review(keys_typed)
+  local id = start_review(keys_typed)
+  return wait_until('the review to end', function()
+    local st = flowedit.review_status(id)
+    return st and st.state ~= 'reviewing' and st or nil
+  end, 30000)
+end
+
+-- "Apply fix" on the line of `target`, as a user picks it from the code actions there
+local function apply_fix(target)
   vim.api.nvim_win_set_cursor(0, { row_of(target), 4 })
-  local offered = {}
+  local offered, count = {}, #findings()
   local select = vim.ui.select
-  vim.ui.select = function(items, opts, on_choice) -- (0.7: the menu; the user picks the fix)
-    for _, item in ipairs(items) do
-      local action = item.action or item[2]
-      offered[#offered + 1] = action.title
-    end
+  vim.ui.select = function(items, _, on_choice) -- (0.7: the menu; the user picks the fix)
+    for _, item in ipairs(items) do offered[#offered + 1] = (item.action or item[2]).title end
     for _, item in ipairs(items) do
       if (item.action or item[2]).title:find('^Apply fix') then return on_choice(item) end
     end
@@ -334,32 +325,50 @@ local function review_scenario()
   wait_until('the fix', function() return text() ~= original end)
   local fixed = wait_until('the fixed finding gone', function()
     local f = findings()
-    return #f == #step.file.findings - 1 and f or nil
+    return #f == count - 1 and f or nil
   end)
   vim.ui.select = select
-  step.fix = { text = text(), offered = offered, findings = fixed }
-  -- 3. the lines of FLOWEDIT_NVIM_SELECT selected linewise: a review of those lines only
-  local first, last = row_of(os.getenv('FLOWEDIT_NVIM_SELECT')), vim.api.nvim_buf_line_count(bufnr)
-  vim.api.nvim_win_set_cursor(0, { first, 0 })
-  st = review('V' .. (last - first) .. 'j:FlowEditReview')
-  step.selection = { status = st, findings = findings() }
-  -- 4. :FlowEditInterrupt once the file's next review showed a finding: it stops, what it showed stays
-  local before = flowedit.last_review(bufnr)
-  feed(':FlowEditReview file<CR>')
-  local id = wait_until('the review to start', function()
-    local id = flowedit.last_review(bufnr)
-    return id ~= before and id or nil
-  end)
+  return { text = text(), offered = offered, findings = fixed }
+end
+
+-- :FlowEditInterrupt once the file's next review showed a finding
+local function interrupt_review()
+  local id = start_review(':FlowEditReview file')
   wait_until('a finding of the running review', function()
     local st = flowedit.review_status(id)
     return st and st.state == 'reviewing' and st.message:find('^reviewing… [1-9]')
   end, 30000)
   vim.cmd('FlowEditInterrupt')
-  st = wait_until('the review to stop', function()
+  local st = wait_until('the review to stop', function()
     local st = flowedit.review_status(id)
     return st.state ~= 'reviewing' and st or nil
   end)
-  step.interrupt = { status = st, findings = findings() }
+  return { status = st, findings = findings() }
+end
+
+local function review_scenario()
+  local step = {}
+  summary.steps = step
+  -- (the statusline while a review runs, sampled on every status and progress)
+  vim.api.nvim_create_autocmd('User', { pattern = 'FlowEditStatus', callback = function()
+    local s = flowedit.statusline(bufnr)
+    if s:find('reviewing', 1, true) then step.statusline_seen = s end
+  end })
+  -- 1. the file: every anchored finding as a diagnostic at its lines
+  local st = review(':FlowEditReview')
+  step.file = { status = st, findings = wait_until('the findings', function()
+    local f = findings()
+    return #f >= st.findings and f or nil
+  end) }
+  -- 2. "Apply fix" through the code actions
+  step.fix = apply_fix(assert(os.getenv('FLOWEDIT_NVIM_TARGET'), 'FLOWEDIT_NVIM_TARGET unset'))
+  -- 3. the lines of FLOWEDIT_NVIM_SELECT selected linewise: a review of those lines only
+  local first, last = row_of(os.getenv('FLOWEDIT_NVIM_SELECT')), vim.api.nvim_buf_line_count(bufnr)
+  vim.api.nvim_win_set_cursor(0, { first, 0 })
+  st = review('V' .. (last - first) .. 'j:FlowEditReview')
+  step.selection = { status = st, findings = findings() }
+  -- 4. a running review stopped: what it showed stays
+  step.interrupt = interrupt_review()
   -- 5. the workspace's changes outside a git repository: nothing to review, said in a message
   local said, notify = {}, vim.notify
   vim.notify = function(msg, ...) said[#said + 1] = msg; return notify(msg, ...) end
