@@ -10,7 +10,8 @@ mid-stream redirects it; typing at 80 ms/key at the end of the buffer while a re
 longest gap between two applied edits ≤ 300 ms. complete: C-M-i inserts the completion fallback's item.
 review: C-c f v reviews the file → its anchored findings in Flymake (not the one quoting code that is not
 there); M-x eglot-code-actions on a finding's line, RET on the default (the fix, preferred) → exactly that
-line fixed, its finding gone.
+line fixed, its finding gone; C-c f v on the region reviews its lines only, C-u C-c f v the file's
+uncommitted changes.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tests.editors.test_neovim_plugin import (
     REPO,
     REVIEW_ANSWER,
     REVIEW_FIXED,
+    REVIEW_SELECTION,
     REVIEW_TEXT,
     flowedit_on_path,
 )
@@ -333,7 +335,8 @@ async def until_findings(term: EmacsTerminal, count: int, timeout: float = 15) -
 async def test_emacs_package_reviews_into_flymake_and_applies_a_fix_through_eglot_code_actions(tmp_path: Path) -> None:
     started = time.monotonic()
     async with Gateway("unused", tmp_path, rate=2000, review=REVIEW_ANSWER) as gw:
-        async with await open_emacs(tmp_path, gw.url, REVIEW_TEXT, {"FLOWEDIT_EMACS_AFTER": "    if "}) as term:
+        async with await open_emacs(tmp_path, gw.url, REVIEW_TEXT, {
+                "FLOWEDIT_EMACS_AFTER": "    if ", "FLOWEDIT_EMACS_TARGET": REVIEW_SELECTION}) as term:
             await term.wait_for("loaded")
             term.press(b"\x01")
             await term.wait_for("ready")
@@ -347,6 +350,12 @@ async def test_emacs_package_reviews_into_flymake_and_applies_a_fix_through_eglo
             term.press(b"\r")  # the default: the preferred action
             text = await until_text(User(term), REVIEW_FIXED)
             after = await until_findings(term, 2)
+            term.press(b"\x03t")  # the region: the last function
+            await term.wait_for("marked")
+            term.press(b"\x03fv")  # C-c f v: review the region
+            selection = (await term.wait_for("review", 2, timeout=30))["review"]
+            term.press(b"\x15\x03fv")  # C-u C-c f v: review the file's uncommitted changes
+            changes = (await term.wait_for("review", 3, timeout=30))["review"]
             await term.quit()
     seconds = time.monotonic() - started
     summary = term.files.summary()
@@ -364,3 +373,9 @@ async def test_emacs_package_reviews_into_flymake_and_applies_a_fix_through_eglo
     assert [d["line"] for d in after] == [3, 5], after
     assert "FlowEdit review: 3 findings" in messages and "Edit successful" not in messages, messages
     assert re.search(r"FlowEdit reviewing… \d+ finding", summary.get("review_mode_line") or ""), summary
+    # the region: its lines only (the others' findings fall outside, the fixed one's quote is gone)
+    assert (selection["scope"], selection["state"], selection["findings"], selection["outside"]) == (
+        "selection", "finished", 0, 2), selection
+    # C-u: the uncommitted changes (outside git: the whole file, and Eglot shows the server's note)
+    assert (changes["scope"], changes["state"], changes["findings"]) == ("changes", "finished", 2), changes
+    assert "file.py is not in a git repository: reviewing the whole file" in messages, messages
