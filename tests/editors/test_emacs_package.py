@@ -379,3 +379,6 @@ async def test_emacs_package_reviews_into_flymake_and_applies_a_fix_through_eglo
     # C-u: the uncommitted changes (outside git: the whole file, and Eglot shows the server's note)
     assert (changes["scope"], changes["state"], changes["findings"]) == ("changes", "finished", 2), changes
     assert "file.py is not in a git repository: reviewing the whole file" in messages, messages
+    record = results.Recorder("emacs+eglot", f"{summary['emacs']} / {summary['eglot']}", seconds)
+    record("review", True, "Flymake")
+    record.save()

@@ -266,3 +266,6 @@ async def test_neovim_plugin_reviews_shows_findings_as_diagnostics_and_applies_a
     # (the driver waited for the message of its end; the interrupted review's may come too)
     assert "FlowEdit: review: the workspace is not in a git repository: there are no uncommitted changes to review" \
         in workspace["said"], diagnostics()
+    record = results.Recorder("neovim", run.summary()["nvim"], seconds)
+    record("review", True, "vim.diagnostic")
+    record.save()
