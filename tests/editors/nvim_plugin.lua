@@ -85,14 +85,20 @@ local function select_target()
   error('target not in the buffer')
 end
 
--- :'<,'>FlowEditRewrite <instruction> from a visual selection of the target; its rewrite id once running
-local function start_rewrite(instruction)
-  local before = flowedit.last_rewrite(bufnr)
-  feed('<Esc>' .. select_target() .. ':FlowEditRewrite ' .. instruction .. '<CR>')
-  return wait_until('the rewrite to start', function()
-    local id = flowedit.last_rewrite(bufnr)
+-- `keys_typed` start a rewrite or a review: its id once the plugin has the server's answer (`last` gives it)
+local function started(what, last, keys_typed)
+  local before = last(bufnr)
+  feed(keys_typed)
+  return wait_until(what .. ' to start', function()
+    local id = last(bufnr)
     return id ~= before and id or nil
   end)
+end
+
+-- :'<,'>FlowEditRewrite <instruction> from a visual selection of the target; its rewrite id once running
+local function start_rewrite(instruction)
+  return started('the rewrite', flowedit.last_rewrite, '<Esc>' .. select_target() .. ':FlowEditRewrite ' ..
+    instruction .. '<CR>')
 end
 
 local function outcome_of(id)
@@ -285,14 +291,9 @@ local function row_of(what)
   error('no ' .. what .. ' in the buffer')
 end
 
--- keys that start a review; its id once the plugin has the server's answer
+-- a command line that starts a review; the review's id
 local function start_review(keys_typed)
-  local before = flowedit.last_review(bufnr)
-  feed(keys_typed .. '<CR>')
-  return wait_until('the review to start', function()
-    local id = flowedit.last_review(bufnr)
-    return id ~= before and id or nil
-  end)
+  return started('the review', flowedit.last_review, keys_typed .. '<CR>')
 end
 
 -- a review typed on the command line; its figures once it ended

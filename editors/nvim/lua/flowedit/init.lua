@@ -49,9 +49,8 @@ local progress = {} -- last $/progress message: { title, message, done }
 local running = {} -- bufnr -> id of the rewrite streaming there
 local last_rewrite = {} -- bufnr -> id of the last rewrite started there
 local groups = {} -- rewrite id -> { bufnr, tick }: the buffer's changedtick after its last edit
-local figures = {} -- rewrite id -> its last figures (flowedit/status `request`), the latest 50
-local figures_order = {}
-local reviews = {} -- review id -> its last figures (flowedit/status `review`)
+local figures = { order = {} } -- rewrite id -> its last figures (flowedit/status `request`), the latest 50
+local reviews = { order = {} } -- review id -> its last figures (flowedit/status `review`), the latest 50
 local last_review = {} -- bufnr -> id of the last review started there
 
 -- ----------------------------------------------------------------------------------- small helpers
@@ -199,20 +198,25 @@ local function redraw()
   end)
 end
 
+-- keep `value` as `store[id]`, and only the latest 50 ids
+local function remember(store, id, value)
+  if not store[id] then
+    table.insert(store.order, id)
+    if #store.order > 50 then store[table.remove(store.order, 1)] = nil end
+  end
+  store[id] = value
+end
+
 local function on_status(_, params, ctx)
   status[ctx.client_id] = params
   local req = type(params) == 'table' and params.request or nil
   if type(req) == 'table' and req.kind == 'rewrite' and req.id then
-    if not figures[req.id] then
-      table.insert(figures_order, req.id)
-      if #figures_order > 50 then figures[table.remove(figures_order, 1)] = nil end
-    end
-    figures[req.id] = req
+    remember(figures, req.id, req)
   end
   local review = type(params) == 'table' and params.review or nil
   if type(review) == 'table' and review.id then
     local before = reviews[review.id]
-    reviews[review.id] = review
+    remember(reviews, review.id, review)
     if review.state ~= 'reviewing' and (not before or before.state == 'reviewing') then
       say('review: ' .. tostring(review.message)) -- how it ended: "3 findings", "no uncommitted changes", ...
     end
