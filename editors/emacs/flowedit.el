@@ -14,6 +14,8 @@
 ;;   `flowedit-revert'    put back what the last rewrite replaced, in one step; `flowedit-continue'
 ;;   next edits           the edit you are likely to make next, shown as an overlay (old text struck
 ;;                        through, new text beside it): TAB jumps to it, TAB again applies it, C-g drops it
+;;   `flowedit-review'    review the region, the file, its uncommitted changes (C-u) or the workspace's
+;;                        (C-u C-u): the findings show in Flymake, their fixes are Eglot's code actions
 ;; The answer streams into the buffer while you go on working.  The server sends a rewrite's edits as
 ;; `flowedit/applyRewriteEdit' (this package declares `experimental.flowedit.rewriteEdits'); each one is
 ;; checked against the buffer's version, applied without a confirmation prompt or a message, and joined
@@ -166,6 +168,15 @@ Returns workspace/applyEdit's answer, as a plist."
   "How rewrite ID ended (\"finished\", \"interrupted\", ...), or nil while it runs."
   (plist-get (gethash id flowedit--figures) :outcome))
 
+(defun flowedit--review-status (review)
+  "Keep the figures REVIEW of a `flowedit/status'; say how it ended once it did."
+  (let* ((id (plist-get review :id))
+         (before (gethash id flowedit--figures)))
+    (puthash id review flowedit--figures)
+    (when (and (not (equal (plist-get review :state) "reviewing"))
+               (or (null before) (equal (plist-get before :state) "reviewing")))
+      (message "FlowEdit review: %s" (plist-get review :message)))))
+
 (defun flowedit-rewrite-status (id)
   "The last figures the server sent for rewrite ID.
 A plist: :outcome, :tokens, :ttft_ms, :tokens_per_s, ..."
@@ -178,6 +189,7 @@ The argument is a plist: :state :model :request ...")
 (cl-defmethod eglot-handle-notification ((_server flowedit-server) (_method (eql flowedit/status))
                                          &rest params)
   (setq flowedit--status params)
+  (when (plist-get params :review) (flowedit--review-status (plist-get params :review)))
   (run-hook-with-args 'flowedit-status-functions params)
   (let ((request (plist-get params :request)))
     (when (and request (equal (plist-get request :kind) "rewrite"))
@@ -193,6 +205,7 @@ The argument is a plist: :state :model :request ...")
   "What the mode line shows in flowedit's buffers."
   (let* ((status flowedit--status)
          (request (plist-get status :request))
+         (review (plist-get status :review))
          (model (plist-get status :model)))
     (concat
      " FlowEdit"
@@ -203,6 +216,7 @@ The argument is a plist: :state :model :request ...")
                       (format " %d tok/s" (plist-get request :tokens_per_s)))
                     (when (numberp (plist-get request :ttft_ms))
                       (format " TTFT %d ms" (plist-get request :ttft_ms)))))
+           ((equal (plist-get review :state) "reviewing") (format " %s" (plist-get review :message)))
            (t (format " %s" (plist-get status :state))))
      (when (stringp model) (format " (%s)" model)))))
 
@@ -321,7 +335,8 @@ THEN, if given, gets the result in the current buffer."
                    (when (and then (buffer-live-p buffer))
                      (with-current-buffer buffer (funcall then result))))
      :error-fn (lambda (error)
-                 (message "FlowEdit: %s: %s" command (or (plist-get error :message) error))))))
+                 (unless (plist-get (plist-get error :data) :shown) ; (the server said it already)
+                   (message "FlowEdit: %s: %s" command (or (plist-get error :message) error)))))))
 
 (defun flowedit--uri ()
   (eglot--path-to-uri (buffer-file-name)))
@@ -355,7 +370,8 @@ Interactively, the region, else the current line."
                          (flowedit--streaming result)))))
 
 (defun flowedit-interrupt ()
-  "Stop the rewrite streaming into this buffer."
+  "Stop the rewrite streaming into this buffer, and its review.
+What the review showed stays."
   (interactive)
   (flowedit--command "flowedit.interrupt" (list :uri (flowedit--uri))
                      (lambda (_) (setq flowedit--running nil) (force-mode-line-update))))
@@ -380,6 +396,41 @@ Interactively, the region, else the current line."
   (interactive)
   (when flowedit--last (remhash flowedit--last flowedit--figures))
   (flowedit--command "flowedit.continue" (list :uri (flowedit--uri)) #'flowedit--streaming))
+
+(defvar-local flowedit--last-review nil "The id of the last review started in this buffer.")
+
+;;;###autoload
+(defun flowedit-review (scope &optional beg end instruction)
+  "Review SCOPE of this buffer, following INSTRUCTION (nil: the server's).
+SCOPE is `selection' (the text between BEG and END), `file', `changes'
+\(its uncommitted changes against git HEAD) or `workspace' (every changed
+file of the workspace).  Interactively: the region when it is active,
+else the file; with \\[universal-argument] the file's uncommitted changes,
+with two \\[universal-argument] the workspace's.  The findings show in Flymake
+as the model writes them (\"flowedit [label]: ...\"); their fixes and
+dismissals are Eglot's code actions (`eglot-code-actions');
+`flowedit-interrupt' stops it."
+  (interactive (cond ((equal current-prefix-arg '(16)) (list 'workspace))
+                     (current-prefix-arg (list 'changes))
+                     ((use-region-p) (list 'selection (region-beginning) (region-end)))
+                     (t (list 'file))))
+  (flowedit--server)
+  (let ((args (list :scope (if (eq scope 'workspace) "changes" (symbol-name scope)))))
+    (unless (eq scope 'workspace) (setq args (append args (list :uri (flowedit--uri)))))
+    (when (eq scope 'selection)
+      (setq args (append args (list :range (list :start (eglot--pos-to-lsp-position beg)
+                                                 :end (eglot--pos-to-lsp-position end))))))
+    (when (and instruction (not (string-empty-p instruction)))
+      (setq args (append args (list :instruction instruction))))
+    (deactivate-mark)
+    (flowedit--command "flowedit.review" args
+                       (lambda (result) (setq flowedit--last-review (plist-get result :id))))))
+
+(defun flowedit-review-status (id)
+  "The last figures the server sent for review ID.
+A plist: :state (\"reviewing\", \"finished\", ...), :message, :findings,
+:scope, ..."
+  (gethash id flowedit--figures))
 
 (defvar flowedit-check-setup-hook nil
   "Run in the report's buffer once `flowedit-check-setup' shows it.")
@@ -415,6 +466,7 @@ Emacs can do is listed.  The report goes to the buffer
     (define-key map "n" #'flowedit-accept-next-edit)
     (define-key map "x" #'flowedit-dismiss-next-edit)
     (define-key map "s" #'flowedit-check-setup)
+    (define-key map "v" #'flowedit-review)
     map)
   "flowedit's commands; bind it to a prefix of your choice in `flowedit-mode-map'.")
 (fset 'flowedit-command-map flowedit-command-map)

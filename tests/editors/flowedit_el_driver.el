@@ -6,9 +6,10 @@
 ;; (C-c f r, C-c f k, ...), typing instructions in the minibuffer, undo (C-_), completion (C-M-i).  The
 ;; driver only adds keys that do what a user's eyes and hands would: C-c t marks the target (the first
 ;; occurrence of FLOWEDIT_EMACS_TARGET), C-c e goes to the end of the buffer's last line, C-c p puts point
-;; after the first occurrence of FLOWEDIT_EMACS_AFTER, C-c s tells the buffer's text, C-c q writes
-;; everything and exits.  It tells what happens as JSON lines on the control connection (127.0.0.1,
-;; FLOWEDIT_EMACS_CONTROL): ready, edit (each streamed edit applied, with its time), outcome, text.
+;; after the first occurrence of FLOWEDIT_EMACS_AFTER, C-c s tells the buffer's text, C-c g what Flymake
+;; shows, C-c q writes everything and exits.  It tells what happens as JSON lines on the control connection
+;; (127.0.0.1, FLOWEDIT_EMACS_CONTROL): ready, edit (each streamed edit applied, with its time), outcome,
+;; review (a review's end), minibuffer (its prompt, once open), text, flymake.
 ;; Env: FLOWEDIT_EMACS_LOG, FLOWEDIT_EMACS_OUT, FLOWEDIT_EMACS_SUMMARY, FLOWEDIT_EMACS_TARGET (see emacs.py).
 
 (require 'cl-lib)
@@ -58,9 +59,16 @@
                 (puthash (plist-get request :id) t fet-told-outcome)
                 ;; (after the handler: the buffer has every edit the server sent before this status)
                 (run-at-time 0 nil (lambda () (fet-tell "outcome" :request request :text (fet-text))))))
+            (let ((review (plist-get status :review)))
+              (when (and review (not (equal (plist-get review :state) "reviewing"))
+                         (not (gethash (plist-get review :id) fet-told-outcome)))
+                (puthash (plist-get review :id) t fet-told-outcome)
+                (run-at-time 0 nil (lambda () (fet-tell "review" :review review)))))
             (let ((line (with-current-buffer fet-buffer (flowedit-mode-line))))
               (when (string-match-p "streaming [0-9]+ tok" line)
-                (setf (alist-get 'mode_line fet-summary) line)))))
+                (setf (alist-get 'mode_line fet-summary) line))
+              (when (string-match-p "reviewing" line)
+                (setf (alist-get 'review_mode_line fet-summary) line)))))
 
 (add-hook 'flowedit-next-edit-functions
           (lambda (params)
@@ -98,6 +106,22 @@
    (fet-tell "placed")))
 
 (defun fet-snapshot () (interactive) (fet-tell "text" :text (fet-text)))
+
+(defun fet-flymake ()
+  "Tell what Flymake shows in the file's buffer: each diagnostic's lines, type and text."
+  (interactive)
+  (with-current-buffer fet-buffer
+    (fet-tell "flymake" :diagnostics
+              (vconcat (mapcar (lambda (d)
+                                 (list :line (line-number-at-pos (flymake-diagnostic-beg d))
+                                       :end_line (line-number-at-pos (flymake-diagnostic-end d))
+                                       :type (symbol-name (flymake-diagnostic-type d))
+                                       :text (flymake-diagnostic-text d)))
+                               (sort (flymake-diagnostics (point-min) (point-max))
+                                     (lambda (a b) (< (flymake-diagnostic-beg a) (flymake-diagnostic-beg b)))))))))
+
+(add-hook 'minibuffer-setup-hook
+          (lambda () (fet-tell "minibuffer" :prompt (minibuffer-prompt))))
 
 (add-hook 'flowedit-check-setup-hook
           (lambda () (fet-tell "checked" :verdict (symbol-name flowedit-check-verdict)
@@ -145,6 +169,7 @@
 (global-set-key (kbd "C-c e") #'fet-end)
 (global-set-key (kbd "C-c p") #'fet-after)
 (global-set-key (kbd "C-c s") #'fet-snapshot)
+(global-set-key (kbd "C-c g") #'fet-flymake)
 (global-set-key (kbd "C-c q") #'fet-quit)
 
 (defun fet-wait-for-server (tries)

@@ -7,6 +7,11 @@
 --   complete ghost text accepted with <Tab> (0.10+), then the completion fallback through <C-x><C-o>
 --   next_edit  a word renamed with `cw`: the next edit shown as virtual text, <Tab> jumps to it, <Tab>
 --            accepts it; a second one dismissed with <Esc>
+--   review   :FlowEditReview (the file): its findings in vim.diagnostic; the "Apply fix" code action on the
+--            line of FLOWEDIT_NVIM_TARGET through vim.lsp.buf.code_action (filter + apply on 0.8+, the
+--            menu's item on 0.7); :'<,'>FlowEditReview on the lines of FLOWEDIT_NVIM_SELECT; another
+--            review of the file stopped with :FlowEditInterrupt once it showed a finding; a review of the
+--            workspace's changes outside git
 -- Each step writes what it saw into the summary (the test judges it).
 --
 -- Env, besides those of nvim_driver.lua: FLOWEDIT_NVIM_CONFIG, FLOWEDIT_NVIM_SCENARIO, FLOWEDIT_NVIM_TARGET
@@ -80,14 +85,20 @@ local function select_target()
   error('target not in the buffer')
 end
 
--- :'<,'>FlowEditRewrite <instruction> from a visual selection of the target; its rewrite id once running
-local function start_rewrite(instruction)
-  local before = flowedit.last_rewrite(bufnr)
-  feed('<Esc>' .. select_target() .. ':FlowEditRewrite ' .. instruction .. '<CR>')
-  return wait_until('the rewrite to start', function()
-    local id = flowedit.last_rewrite(bufnr)
+-- `keys_typed` start a rewrite or a review: its id once the plugin has the server's answer (`last` gives it)
+local function started(what, last, keys_typed)
+  local before = last(bufnr)
+  feed(keys_typed)
+  return wait_until(what .. ' to start', function()
+    local id = last(bufnr)
     return id ~= before and id or nil
   end)
+end
+
+-- :'<,'>FlowEditRewrite <instruction> from a visual selection of the target; its rewrite id once running
+local function start_rewrite(instruction)
+  return started('the rewrite', flowedit.last_rewrite, '<Esc>' .. select_target() .. ':FlowEditRewrite ' ..
+    instruction .. '<CR>')
 end
 
 local function outcome_of(id)
@@ -261,6 +272,113 @@ local function next_edit_scenario()
   step.dismissed = { text = text(), marks = #marks(), shown = flowedit.next_edit(bufnr) ~= nil }
 end
 
+-- what vim.diagnostic holds for the buffer, in line order
+local function findings()
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    out[#out + 1] = { lnum = d.lnum, end_lnum = d.end_lnum, col = d.col, end_col = d.end_col, source = d.source,
+      code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code), message = d.message,
+      severity = d.severity }
+  end
+  table.sort(out, function(a, b) return a.lnum < b.lnum end)
+  return out
+end
+
+local function row_of(what)
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if line:find(what, 1, true) then return i end
+  end
+  error('no ' .. what .. ' in the buffer')
+end
+
+-- a command line that starts a review; the review's id
+local function start_review(keys_typed)
+  return started('the review', flowedit.last_review, keys_typed .. '<CR>')
+end
+
+-- a review typed on the command line; its figures once it ended
+local function review(keys_typed)
+  local id = start_review(keys_typed)
+  return wait_until('the review to end', function()
+    local st = flowedit.review_status(id)
+    return st and st.state ~= 'reviewing' and st or nil
+  end, 30000)
+end
+
+-- "Apply fix" on the line of `target`, as a user picks it from the code actions there
+local function apply_fix(target)
+  vim.api.nvim_win_set_cursor(0, { row_of(target), 4 })
+  local offered, count = {}, #findings()
+  local select = vim.ui.select
+  vim.ui.select = function(items, _, on_choice) -- (0.7: the menu; the user picks the fix)
+    for _, item in ipairs(items) do offered[#offered + 1] = (item.action or item[2]).title end
+    for _, item in ipairs(items) do
+      if (item.action or item[2]).title:find('^Apply fix') then return on_choice(item) end
+    end
+    return on_choice(nil)
+  end
+  local original = text()
+  if vim.fn.has('nvim-0.8') == 1 then
+    vim.lsp.buf.code_action({ apply = true, filter = function(a) return a.title:find('^Apply fix') ~= nil end })
+  else
+    vim.lsp.buf.code_action()
+  end
+  wait_until('the fix', function() return text() ~= original end)
+  local fixed = wait_until('the fixed finding gone', function()
+    local f = findings()
+    return #f == count - 1 and f or nil
+  end)
+  vim.ui.select = select
+  return { text = text(), offered = offered, findings = fixed }
+end
+
+-- :FlowEditInterrupt once the file's next review showed a finding
+local function interrupt_review()
+  local id = start_review(':FlowEditReview file')
+  wait_until('a finding of the running review', function()
+    local st = flowedit.review_status(id)
+    return st and st.state == 'reviewing' and st.message:find('^reviewing… [1-9]')
+  end, 30000)
+  vim.cmd('FlowEditInterrupt')
+  local st = wait_until('the review to stop', function()
+    local st = flowedit.review_status(id)
+    return st.state ~= 'reviewing' and st or nil
+  end)
+  return { status = st, findings = findings() }
+end
+
+local function review_scenario()
+  local step = {}
+  summary.steps = step
+  -- (the statusline while a review runs, sampled on every status and progress)
+  vim.api.nvim_create_autocmd('User', { pattern = 'FlowEditStatus', callback = function()
+    local s = flowedit.statusline(bufnr)
+    if s:find('reviewing', 1, true) then step.statusline_seen = s end
+  end })
+  -- 1. the file: every anchored finding as a diagnostic at its lines
+  local st = review(':FlowEditReview')
+  step.file = { status = st, findings = wait_until('the findings', function()
+    local f = findings()
+    return #f >= st.findings and f or nil
+  end) }
+  -- 2. "Apply fix" through the code actions
+  step.fix = apply_fix(assert(os.getenv('FLOWEDIT_NVIM_TARGET'), 'FLOWEDIT_NVIM_TARGET unset'))
+  -- 3. the lines of FLOWEDIT_NVIM_SELECT selected linewise: a review of those lines only
+  local first, last = row_of(os.getenv('FLOWEDIT_NVIM_SELECT')), vim.api.nvim_buf_line_count(bufnr)
+  vim.api.nvim_win_set_cursor(0, { first, 0 })
+  st = review('V' .. (last - first) .. 'j:FlowEditReview')
+  step.selection = { status = st, findings = findings() }
+  -- 4. a running review stopped: what it showed stays
+  step.interrupt = interrupt_review()
+  -- 5. the workspace's changes outside a git repository: nothing to review, said in a message
+  local said, notify = {}, vim.notify
+  vim.notify = function(msg, ...) said[#said + 1] = msg; return notify(msg, ...) end
+  st = review(':FlowEditReview workspace')
+  wait_until('the message of its end', function() return vim.tbl_contains(said, 'FlowEdit: review: ' .. st.message) end)
+  vim.notify = notify
+  step.workspace = { status = st, said = said }
+end
+
 local function main()
   bufnr = vim.api.nvim_get_current_buf()
   summary.filetype = vim.bo[bufnr].filetype
@@ -281,6 +399,8 @@ local function main()
     rewrite_scenario()
   elseif scenario == 'next_edit' then
     next_edit_scenario()
+  elseif scenario == 'review' then
+    review_scenario()
   else
     complete_scenario()
   end

@@ -19,7 +19,8 @@ RESULTS = Path(os.environ.get("FLOWEDIT_EDITOR_RESULTS", REPO / ".editor-results
 SESSION = {"id": ""}  # set by conftest.py for each pytest session
 
 FEATURES = ("inline ghost text", "completion fallback", "streamed rewrite", "interrupt", "redirect", "revert",
-            "one-step undo", "typing elsewhere while streaming", "status line", "position encoding", "next edit")
+            "one-step undo", "typing elsewhere while streaming", "status line", "position encoding", "next edit",
+            "review")
 
 
 @dataclass

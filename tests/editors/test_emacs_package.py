@@ -8,6 +8,10 @@ streamed, with no confirmation prompt and no message per edit; one undo (C-_) ta
 that undo puts it back, C-c f u reverts; C-c f k mid-stream stops it and nothing more lands; C-c f d
 mid-stream redirects it; typing at 80 ms/key at the end of the buffer while a rewrite streams → the
 longest gap between two applied edits ≤ 300 ms. complete: C-M-i inserts the completion fallback's item.
+review: C-c f v reviews the file → its anchored findings in Flymake (not the one quoting code that is not
+there); M-x eglot-code-actions on a finding's line, RET on the default (the fix, preferred) → exactly that
+line fixed, its finding gone; C-c f v on the region reviews its lines only, C-u C-c f v the file's
+uncommitted changes.
 """
 
 from __future__ import annotations
@@ -22,7 +26,18 @@ from tests.editors import results
 from tests.editors.emacs import SITE_ELPA, EmacsFiles, EmacsTerminal, emacs_or_skip
 from tests.editors.nvim import read, server_log
 from tests.editors.sample import ASTRAL_ORIGINAL as ORIGINAL, TARGET
-from tests.editors.test_neovim_plugin import ANSWER, ENDPOINT, MAX_GAP_MS, PLACEHOLDER, REPO, flowedit_on_path
+from tests.editors.test_neovim_plugin import (
+    ANSWER,
+    ENDPOINT,
+    MAX_GAP_MS,
+    PLACEHOLDER,
+    REPO,
+    REVIEW_ANSWER,
+    REVIEW_FIXED,
+    REVIEW_SELECTION,
+    REVIEW_TEXT,
+    flowedit_on_path,
+)
 from tests.lsp.harness import Gateway
 
 DOC = REPO / "docs" / "editors.md"
@@ -241,22 +256,28 @@ def test_flowedit_el_byte_compiles_without_a_warning(tmp_path: Path) -> None:
     assert (tmp_path / "flowedit.elc").exists()
 
 
-async def test_the_docs_eglot_configuration_without_the_package_connects_flowedit(tmp_path: Path) -> None:
+async def test_the_docs_eglot_configuration_without_the_package_connects_flowedit_and_reviews(tmp_path: Path) -> None:
     emacs = emacs_or_skip()
     files = EmacsFiles(tmp_path)
-    files.write(ORIGINAL)
+    files.write(REVIEW_TEXT)
     snippet = doc_snippet("### Without the package: Eglot")
     config = tmp_path / "eglot-config.el"
     config.write_text(snippet, encoding="utf-8")
-    env = files.env("ws://127.0.0.1:9/unused", TARGET)
-    env.update(FLOWEDIT_EMACS_CONFIG=str(config), PATH=flowedit_on_path(tmp_path) + ":/usr/bin:/bin")
-    done = await asyncio.create_subprocess_exec(
-        emacs, "-Q", "--batch", "-l", str(REPO / "tests" / "editors" / "eglot_bare.el"), cwd=files.work, env=env,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-    output, _ = await asyncio.wait_for(done.communicate(), 60)
+    async with Gateway("unused", tmp_path, rate=2000, review=REVIEW_ANSWER) as gw:
+        env = files.env(gw.url, "if len(xs) = 0:")
+        env.update(FLOWEDIT_EMACS_CONFIG=str(config), PATH=flowedit_on_path(tmp_path) + ":/usr/bin:/bin",
+                   FLOWEDIT_ENDPOINT=gw.url)  # (the docs' configuration names no endpoint)
+        done = await asyncio.create_subprocess_exec(
+            emacs, "-Q", "--batch", "-l", str(REPO / "tests" / "editors" / "eglot_bare.el"), cwd=files.work, env=env,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        output, _ = await asyncio.wait_for(done.communicate(), 60)
     summary = files.summary() if files.summary_file.exists() else {}
     assert done.returncode == 0 and summary.get("server") == "flowedit", output.decode(errors="replace")[-3000:]
-    assert "Rewrite selection…" in summary["actions"], summary
+    assert {"Rewrite selection…", "Review selection", "Review file", "Review uncommitted changes"} <= set(
+        summary["actions"]), summary
+    # "Review file" run as Eglot runs a chosen code action: the findings reach Eglot (the first, at least)
+    assert summary["findings"] and all(f.startswith("flowedit [") for f in summary["findings"]), summary
+    assert not [f for f in summary["findings"] if "invented" in f], summary
 
 
 NEXT_EDIT_TEXT = "def area(width, height):\n    return width * height  # 中文 😀\n\nprint(area(2, 3))\n"
@@ -297,4 +318,67 @@ async def test_emacs_package_shows_a_next_edit_as_an_overlay_tab_jumps_and_appli
     assert dropped["text"] == NEXT_EDIT_TEXT.replace("width", "span", 1).replace("width", "size"), dropped
     record = results.Recorder("emacs+eglot", f"{summary['emacs']} / {summary['eglot']}", seconds)
     record("next edit", True, "overlay")
+    record.save()
+
+
+async def until_findings(term: EmacsTerminal, count: int, timeout: float = 15) -> list[dict]:
+    """What Flymake shows once it is `count` diagnostics (asked with C-c g every 50 ms), or after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        term.press(b"\x03g")
+        shown = (await term.wait_for("flymake", len(term.seen("flymake")) + 1))["diagnostics"]
+        if len(shown) == count or time.monotonic() > deadline:
+            return shown
+        await asyncio.sleep(0.05)  # ok: polling the editor's Flymake
+
+
+async def test_emacs_package_reviews_into_flymake_and_applies_a_fix_through_eglot_code_actions(tmp_path: Path) -> None:
+    started = time.monotonic()
+    async with Gateway("unused", tmp_path, rate=2000, review=REVIEW_ANSWER) as gw:
+        async with await open_emacs(tmp_path, gw.url, REVIEW_TEXT, {
+                "FLOWEDIT_EMACS_AFTER": "    if ", "FLOWEDIT_EMACS_TARGET": REVIEW_SELECTION}) as term:
+            await term.wait_for("loaded")
+            term.press(b"\x01")
+            await term.wait_for("ready")
+            term.press(b"\x03fv")  # C-c f v: review the file
+            review = (await term.wait_for("review", timeout=30))["review"]
+            shown = await until_findings(term, 3)
+            term.press(b"\x03p")  # point on the assignment's line
+            await term.wait_for("placed")
+            term.press(b"\x1bxeglot-code-actions\r")
+            picking = await term.wait_for("minibuffer", 2)
+            term.press(b"\r")  # the default: the preferred action
+            text = await until_text(User(term), REVIEW_FIXED)
+            after = await until_findings(term, 2)
+            term.press(b"\x03t")  # the region: the last function
+            await term.wait_for("marked")
+            term.press(b"\x03fv")  # C-c f v: review the region
+            selection = (await term.wait_for("review", 2, timeout=30))["review"]
+            term.press(b"\x15\x03fv")  # C-u C-c f v: review the file's uncommitted changes
+            changes = (await term.wait_for("review", 3, timeout=30))["review"]
+            await term.quit()
+    seconds = time.monotonic() - started
+    summary = term.files.summary()
+    messages = summary["messages"]
+    print(f"\nEmacs + flowedit.el review: {review['message']!r}, Flymake {len(shown)} then {len(after)}, "
+          f"picked from {picking['prompt']!r}; run {seconds:.1f} s")
+    assert (review["state"], review["scope"], review["findings"], review["unanchored"]) == ("finished", "file", 3, 1), \
+        review
+    assert [(d["line"], d["end_line"], d["text"]) for d in shown] == [
+        (3, 4, "flowedit [readability]: Iterate over the items directly."),
+        (5, 5, "flowedit [bug]: Divides by zero on an empty list."),
+        (9, 9, "flowedit [bug]: Assignment where a comparison is meant.")], shown
+    assert "Apply fix: Assignment where a comparison is meant." in picking["prompt"], picking
+    assert text == REVIEW_FIXED, (text, messages)
+    assert [d["line"] for d in after] == [3, 5], after
+    assert "FlowEdit review: 3 findings" in messages and "Edit successful" not in messages, messages
+    assert re.search(r"FlowEdit reviewing… \d+ finding", summary.get("review_mode_line") or ""), summary
+    # the region: its lines only (the others' findings fall outside, the fixed one's quote is gone)
+    assert (selection["scope"], selection["state"], selection["findings"], selection["outside"]) == (
+        "selection", "finished", 0, 2), selection
+    # C-u: the uncommitted changes (outside git: the whole file, and Eglot shows the server's note)
+    assert (changes["scope"], changes["state"], changes["findings"]) == ("changes", "finished", 2), changes
+    assert "file.py is not in a git repository: reviewing the whole file" in messages, messages
+    record = results.Recorder("emacs+eglot", f"{summary['emacs']} / {summary['eglot']}", seconds)
+    record("review", True, "Flymake")
     record.save()

@@ -10,6 +10,10 @@ typing at 80 ms/key at the end of the buffer while a rewrite streams → the lon
 edits ≤ 300 ms. No "Workspace edit" message is printed.
 complete: ghost text shown as inline virtual text and accepted with <Tab> (0.10+), then the completion
 fallback through <C-x><C-o> (the plugin sets the omnifunc on 0.7).
+review: `:FlowEditReview` → the anchored findings in vim.diagnostic at their quoted lines (not the one quoting
+code that is not there); the "Apply fix" code action through vim.lsp.buf.code_action → exactly that line
+fixed, its finding gone; `:'<,'>FlowEditReview` reviews the selected lines only; `:FlowEditInterrupt` stops a
+running review, what it showed stays; `:FlowEditReview workspace` outside git says there is nothing to review.
 """
 
 from __future__ import annotations
@@ -174,4 +178,94 @@ async def test_neovim_plugin_shows_a_next_edit_as_virtual_text_jumps_accepts_and
     assert not dismissed["shown"] and dismissed["marks"] == 0, diagnostics()
     record = results.Recorder("neovim", summary["nvim"], seconds)
     record("next edit", True, "virtual text" if inline else "at the line's end")
+    record.save()
+
+
+# a review: three findings quoting the file's lines (one with a fix), one quoting code that is not there
+REVIEW_TEXT = ("def mean(xs):\n"
+               "    total = 0\n"
+               "    for i in range(len(xs)):\n"
+               "        total += xs[i]\n"
+               "    return total / len(xs)  # 中文 😀\n"
+               "\n"
+               "\n"
+               "def is_empty(xs):\n"
+               "    if len(xs) = 0:\n"
+               "        return True\n"
+               "    return False\n")
+
+
+def finding(start: int, quote: str, message: str, improved: str | None, label: str, severity: str) -> str:
+    return json.dumps({"start_line": start, "end_line": start + quote.count("\n"), "existing_code": quote,
+                       "improved_code": improved, "message": message, "severity": severity, "label": label},
+                      ensure_ascii=False) + "\n"
+
+
+REVIEW_ANSWER = (
+    finding(3, "    for i in range(len(xs)):\n        total += xs[i]", "Iterate over the items directly.", None,
+            "readability", "information")
+    + finding(5, "    return total / len(xs)  # 中文 😀", "Divides by zero on an empty list.", None, "bug", "warning")
+    + finding(7, "    return sorted(xs)[0]", "An invented quote: not in the file.", None, "bug", "error")
+    + finding(9, "    if len(xs) = 0:", "Assignment where a comparison is meant.", "if len(xs) == 0:", "bug", "error"))
+REVIEW_FIXED = REVIEW_TEXT.replace("len(xs) = 0", "len(xs) == 0")
+REVIEW_SELECTION = REVIEW_FIXED[REVIEW_FIXED.index("def is_empty"):]  # (the last function, once fixed)
+# prose after the findings (ignored): ≈ 1.7 s more at 2000 tok/s, a review to interrupt once it showed one
+REVIEW_TAIL = "The rest of the file reads well; nothing more to report here.\n" * 150
+
+
+async def test_neovim_plugin_reviews_shows_findings_as_diagnostics_and_applies_a_fix(nvim: Nvim,
+                                                                                      tmp_path: Path) -> None:
+    snippet = doc_snippet("### The plugin")
+    config = tmp_path / "init.lua"
+    started = time.monotonic()
+    async with Gateway("unused", tmp_path, rate=2000, review=REVIEW_ANSWER + REVIEW_TAIL) as gw:
+        config.write_text(snippet.replace(ENDPOINT, gw.url).replace(PLACEHOLDER, str(REPO)), encoding="utf-8")
+        run = await run_nvim(nvim.path, HERE / "nvim_plugin.lua", tmp_path, gw.url, "file.py", REVIEW_TEXT, {
+            "FLOWEDIT_NVIM_CONFIG": str(config), "PATH": flowedit_on_path(tmp_path) + ":/usr/bin:/bin",
+            "FLOWEDIT_NVIM_SCENARIO": "review", "FLOWEDIT_NVIM_TARGET": "if len(xs) = 0:",
+            "FLOWEDIT_NVIM_SELECT": "def is_empty"})
+    seconds = time.monotonic() - started
+    assert run.ok, f"the Neovim {nvim.label} driver failed" + run.diagnostics()
+    steps, diagnostics = run.summary()["steps"], run.diagnostics
+    print(f"\nNeovim {nvim.label} plugin review: file {steps['file']['status']['message']!r} (first finding "
+          f"{steps['file']['status'].get('first_finding_ms')} ms), fix applied, selection "
+          f"{steps['selection']['status']['message']!r}; run {seconds:.1f} s")
+    # 1. the three anchored findings at their quoted lines, source flowedit, the label as code; not the invented
+    file = steps["file"]
+    assert (file["status"]["state"], file["status"]["findings"], file["status"]["unanchored"]) == ("finished", 3, 1), \
+        diagnostics()
+    lines = REVIEW_TEXT.splitlines()
+    assert [(d["lnum"], d["end_lnum"], d["col"], d["end_col"], d["source"], d["code"]) for d in file["findings"]] == [
+        (2, 3, 0, len(lines[3].encode()), "flowedit", "readability"),
+        (4, 4, 0, len(lines[4].encode()), "flowedit", "bug"),  # (columns in bytes, past 中文 😀)
+        (8, 8, 0, len(lines[8].encode()), "flowedit", "bug")], diagnostics()
+    assert not [d for d in file["findings"] if "invented" in d["message"]], diagnostics()
+    # 2. the fix through the code actions: exactly its line changed, its finding gone, the others kept
+    fix = steps["fix"]
+    assert fix["text"] == REVIEW_FIXED, diagnostics()
+    assert [d["message"] for d in fix["findings"]] == ["Iterate over the items directly.",
+                                                       "Divides by zero on an empty list."], diagnostics()
+    if nvim.version < (0, 8):  # (the menu the user picked from: the fix, the dismissals, the reviews)
+        assert {"Apply fix: Assignment where a comparison is meant.", "Dismiss this bug finding",
+                "Review file"} <= set(fix["offered"]), diagnostics()
+    # 3. :'<,'>FlowEditReview: the selected lines only (the others' findings fall outside; the fixed one's
+    # quote is gone), what the file review showed stays
+    selection = steps["selection"]["status"]
+    assert (selection["scope"], selection["state"], selection["findings"], selection["outside"]) == (
+        "selection", "finished", 0, 2), diagnostics()
+    assert steps["selection"]["findings"] == fix["findings"], diagnostics()
+    assert re.search(r"reviewing… \d+ finding", steps.get("statusline_seen") or ""), diagnostics()
+    # 4. :FlowEditInterrupt stops a running review; the findings it showed stay
+    stopped = steps["interrupt"]
+    assert stopped["status"]["state"] == "interrupted", diagnostics()
+    assert stopped["status"]["message"].startswith("Interrupted by the user"), diagnostics()
+    assert stopped["findings"] and stopped["findings"] == fix["findings"][:len(stopped["findings"])], diagnostics()
+    # 5. `:FlowEditReview workspace` (no uri) outside git: nothing to review, and the user is told so
+    workspace = steps["workspace"]
+    assert (workspace["status"].get("uri"), workspace["status"]["scope"]) == (None, "changes"), diagnostics()
+    # (the driver waited for the message of its end; the interrupted review's may come too)
+    assert "FlowEdit: review: the workspace is not in a git repository: there are no uncommitted changes to review" \
+        in workspace["said"], diagnostics()
+    record = results.Recorder("neovim", run.summary()["nvim"], seconds)
+    record("review", True, "vim.diagnostic")
     record.save()

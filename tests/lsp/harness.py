@@ -42,11 +42,15 @@ class Gateway:
     """`flowedit serve` in a subprocess on port 0."""
 
     def __init__(self, text: str, tmp: Path, *, rate: float = 2000, first_token_ms: float = 0,
-                 faults: tuple[str, ...] = ()) -> None:
+                 faults: tuple[str, ...] = (), review: str | None = None) -> None:
         self.text_file = tmp / f"answer-{id(self)}.txt"
         self.text_file.write_text(text, encoding="utf-8")
         self.args = ["serve", "--port", "0", "--text-file", str(self.text_file), "--rate", str(rate),
                      "--first-token-ms", str(first_token_ms)] + [a for f in faults for a in ("--fault", f)]
+        if review is not None:  # what reviews are answered (JSON Lines findings)
+            review_file = tmp / f"review-{id(self)}.jsonl"
+            review_file.write_text(review, encoding="utf-8")
+            self.args += ["--review-file", str(review_file)]
         self.proc: asyncio.subprocess.Process | None = None
         self.url = ""
 

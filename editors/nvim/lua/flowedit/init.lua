@@ -1,7 +1,8 @@
 -- flowedit for Neovim: starts `flowedit lsp` for your buffers and adds what plain LSP lacks — rewrite with an
 -- instruction (:FlowEditRewrite), interrupt (:FlowEditInterrupt, <Esc> while a rewrite streams), redirect,
--- revert, streamed edits as one undo step and without a message each, ghost text (0.10+), the completion
--- fallback, next-edit suggestions (flowedit/nextedit.lua), and a statusline component. No dependencies;
+-- revert, streamed edits as one undo step and without a message each, reviews (:FlowEditReview: findings
+-- as diagnostics, their fixes as code actions), ghost text (0.10+), the completion fallback, next-edit
+-- suggestions (flowedit/nextedit.lua), and a statusline component. No dependencies;
 -- Neovim 0.7.2 and later (docs/editors.md).
 --
 --   require("flowedit").setup({ init_options = { endpoint = "wss://api.openai.com/v1/responses" } })
@@ -48,8 +49,9 @@ local progress = {} -- last $/progress message: { title, message, done }
 local running = {} -- bufnr -> id of the rewrite streaming there
 local last_rewrite = {} -- bufnr -> id of the last rewrite started there
 local groups = {} -- rewrite id -> { bufnr, tick }: the buffer's changedtick after its last edit
-local figures = {} -- rewrite id -> its last figures (flowedit/status `request`), the latest 50
-local figures_order = {}
+local figures = { order = {} } -- rewrite id -> its last figures (flowedit/status `request`), the latest 50
+local reviews = { order = {} } -- review id -> its last figures (flowedit/status `review`), the latest 50
+local last_review = {} -- bufnr -> id of the last review started there
 
 -- ----------------------------------------------------------------------------------- small helpers
 local function client_of(bufnr)
@@ -125,7 +127,10 @@ local function execute(bufnr, command, arguments, on_result)
   if not client then return say('no flowedit server is attached to this buffer', vim.log.levels.WARN) end
   request(client, 'workspace/executeCommand', { command = command, arguments = { arguments } },
     function(err, result)
-      if err then return say(command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR) end
+      if err then -- (unless the server said it already: a refused rewrite or review)
+        if type(err.data) == 'table' and err.data.shown then return end
+        return say(command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      end
       if on_result then on_result(result, client) end
     end, bufnr)
   return client
@@ -193,15 +198,28 @@ local function redraw()
   end)
 end
 
+-- keep `value` as `store[id]`, and only the latest 50 ids
+local function remember(store, id, value)
+  if not store[id] then
+    table.insert(store.order, id)
+    if #store.order > 50 then store[table.remove(store.order, 1)] = nil end
+  end
+  store[id] = value
+end
+
 local function on_status(_, params, ctx)
   status[ctx.client_id] = params
   local req = type(params) == 'table' and params.request or nil
   if type(req) == 'table' and req.kind == 'rewrite' and req.id then
-    if not figures[req.id] then
-      table.insert(figures_order, req.id)
-      if #figures_order > 50 then figures[table.remove(figures_order, 1)] = nil end
+    remember(figures, req.id, req)
+  end
+  local review = type(params) == 'table' and params.review or nil
+  if type(review) == 'table' and review.id then
+    local before = reviews[review.id]
+    remember(reviews, review.id, review)
+    if review.state ~= 'reviewing' and (not before or before.state == 'reviewing') then
+      say('review: ' .. tostring(review.message)) -- how it ended: "3 findings", "no uncommitted changes", ...
     end
-    figures[req.id] = req
   end
   if type(req) == 'table' and req.kind == 'rewrite' and req.outcome ~= nil and req.outcome ~= vim.NIL then
     for bufnr, id in pairs(running) do
@@ -531,6 +549,34 @@ function M.revert(bufnr)
   end)
 end
 
+local REVIEW_SCOPES = { selection = true, file = true, changes = true, workspace = true }
+
+--- Review `scope` of `bufnr`: "selection" (`opts`' range, see command_range), "file", "changes" (its
+--- uncommitted changes against git HEAD) or "workspace" (every changed file of the workspace), following
+--- `instruction` (nil: the server's). The findings come as diagnostics with source "flowedit"; their fixes
+--- and dismissals as code actions. :FlowEditInterrupt stops it (what it showed stays).
+function M.review(scope, opts, bufnr, instruction)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  assert(REVIEW_SCOPES[scope], 'FlowEdit: a review scope is selection, file, changes or workspace')
+  local client = client_of(bufnr)
+  if not client then return say('no flowedit server is attached to this buffer', vim.log.levels.WARN) end
+  local args = { scope = scope == 'workspace' and 'changes' or scope } -- (no uri: the workspace's changes)
+  if scope ~= 'workspace' then args.uri = vim.uri_from_bufnr(bufnr) end
+  if scope == 'selection' then args.range = command_range(bufnr, opts or { range = 0 }, encoding_of(client)) end
+  if instruction and instruction ~= '' then args.instruction = instruction end
+  execute(bufnr, 'flowedit.review', args, function(result)
+    if type(result) == 'table' and result.id then last_review[bufnr] = result.id end
+  end)
+end
+
+-- :[range]FlowEditReview [selection|file|changes|workspace] [instruction]: a range reviews the selection,
+-- none the file
+local function review_command(o)
+  local scope, rest = o.args:match('^%s*(%S*)%s*(.-)%s*$')
+  if not REVIEW_SCOPES[scope] then scope, rest = o.range > 0 and 'selection' or 'file', o.args end
+  M.review(scope, o, nil, rest)
+end
+
 --- Check the setup end to end (the server's flowedit.checkSetup: each feature's engine asked once, the
 --- editor's capabilities): the report in a scratch window; problems also as a warning.
 function M.check_setup(bufnr)
@@ -552,7 +598,10 @@ function M.commands()
   local cmd = api.nvim_create_user_command
   cmd('FlowEditRewrite', function(o) M.rewrite(o.args ~= '' and o.args or nil, o) end,
     { nargs = '?', range = true, desc = 'FlowEdit: rewrite the selection (or line) following an instruction' })
-  cmd('FlowEditInterrupt', function() M.interrupt() end, { desc = 'FlowEdit: stop the rewrite' })
+  cmd('FlowEditInterrupt', function() M.interrupt() end, { desc = 'FlowEdit: stop the rewrite or the review' })
+  cmd('FlowEditReview', review_command, { nargs = '*', range = true,
+    complete = function() return { 'selection', 'file', 'changes', 'workspace' } end,
+    desc = 'FlowEdit: review the selection, the file (no range), its uncommitted changes or the workspace\'s' })
   cmd('FlowEditRedirect', function(o) M.redirect(o.args ~= '' and o.args or nil) end,
     { nargs = '?', desc = 'FlowEdit: redirect the rewrite with a new instruction' })
   cmd('FlowEditContinue', function() M.continue() end, { desc = 'FlowEdit: continue a stopped rewrite' })
@@ -598,6 +647,10 @@ function M.rewrite_status(id) return figures[id] end
 --- The next edit shown in `bufnr` ({ id, edits = { {range, oldText, newText} } }), or nil.
 function M.next_edit(bufnr) return nextedit.shown(bufnr) end
 function M.last_rewrite(bufnr) return last_rewrite[bufnr or api.nvim_get_current_buf()] end
+--- The last figures the server sent for review `id` (state, message, findings, scope, ...), and the id of
+--- the last review started in `bufnr`.
+function M.review_status(id) return reviews[id] end
+function M.last_review(bufnr) return last_review[bufnr or api.nvim_get_current_buf()] end
 
 --- What the statusline is built from, for other statusline plugins: { state, model, request, progress }.
 function M.status(bufnr)
