@@ -27,6 +27,7 @@ class Cursor:
     line_suffix: str  # text of the cursor's line after the cursor (no line terminator)
     next_lines: tuple[str, ...] = ()  # the following lines of the document (a few)
     indent_unit: str | None = None  # the file's indentation step ("\t" or n spaces); None: unknown
+    in_text: bool = False  # the cursor is inside a string that spans lines (a docstring): words are wanted
 
 
 def wants_completion(cursor: Cursor, invoked: bool) -> bool:
@@ -152,7 +153,7 @@ def unwrap(raw: str, cursor: Cursor) -> tuple[str | None, bool]:
 def _prose_allowed(cursor: Cursor) -> bool:
     """Whether the cursor is in a comment or a string, where words are what is wanted."""
     prefix = cursor.line_prefix
-    return _open_quote(prefix) is not None or re.search(r"(#|//|/\*|^\s*\*|--)", prefix) is not None
+    return cursor.in_text or _open_quote(prefix) is not None or re.search(r"(#|//|/\*|^\s*\*|--)", prefix) is not None
 
 
 def _ends_typed_code(text: str, cursor: Cursor) -> bool:
