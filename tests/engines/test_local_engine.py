@@ -61,6 +61,16 @@ def test_fim_stops_where_the_suffix_resumes(engine: LocalEngine) -> None:
     assert complete(engine, "def shout(text):\n    return text.upper() + ", '"!"\n') == ""
 
 
+def test_a_blank_line_s_indentation_is_where_the_completion_starts(tmp_path: Path) -> None:
+    nested = "def f(x):\n    if x:\n        y = 1\n    return x\n"
+    make_workspace(tmp_path, {f"n{i}.py": nested.replace("y", f"y{i}") for i in range(3)})
+    engine = LocalEngine(LocalSettings(workspace=tmp_path))
+    # after `if x:` the index only goes on deeper; the cursor's blank line says the code goes on here
+    at_four = complete(engine, "def f(x):\n    if x:\n    ", "\n")
+    assert at_four and not at_four[0].isspace()
+    assert complete(engine, "def f(x):\n    if x:\n        ", "\n").startswith("y")
+
+
 def test_own_document_is_not_its_own_oracle(tmp_path: Path) -> None:
     make_workspace(tmp_path, {"a.py": "value = compute_the_answer(42)\n"})
     engine = LocalEngine(LocalSettings(workspace=tmp_path))

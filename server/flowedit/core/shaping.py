@@ -68,6 +68,13 @@ def strong_prose(line: str) -> bool:
                                                            and " = " not in s and not s.endswith(("(", "{", ","))))
 
 
+def name_label(line: str) -> bool:
+    """A line shaped like a label ("Result:") that does not open with a lead-in word ("Here is the code:"):
+    after a typed keyword (`except StopIteration as exc:`, `class Parser:`) it is code."""
+    s = line.strip()
+    return _LABEL.match(s) is not None and _LEAD_IN.match(s) is None
+
+
 def looks_like_prose(line: str) -> bool:
     """Whether `line` reads as a sentence, a label or Markdown rather than code (the words a model puts
     before and after its code: "Here's the simplified method:", "This replaces the loop with sum().")."""

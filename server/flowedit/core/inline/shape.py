@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from flowedit.core.shaping import looks_like_prose, strong_prose
+from flowedit.core.shaping import looks_like_prose, name_label, strong_prose
 
 _CLOSERS = set(")]}>\"'`;:,.")
 _PAIRS = {")": "(", "]": "[", "}": "{"}
@@ -27,6 +27,7 @@ class Cursor:
     line_suffix: str  # text of the cursor's line after the cursor (no line terminator)
     next_lines: tuple[str, ...] = ()  # the following lines of the document (a few)
     indent_unit: str | None = None  # the file's indentation step ("\t" or n spaces); None: unknown
+    in_text: bool = False  # the cursor is inside a string that spans lines (a docstring): words are wanted
 
 
 def wants_completion(cursor: Cursor, invoked: bool) -> bool:
@@ -122,7 +123,8 @@ def unwrap(raw: str, cursor: Cursor) -> tuple[str | None, bool]:
         return None, True  # the model restarted our prompt: nothing in it is the completion
     over = False
     head = text.lstrip("\n")
-    while strong_prose(head.split("\n", 1)[0]) and not _prose_allowed(cursor):  # a lead-in line: not code
+    code_goes_on = _ends_typed_code(text, cursor)
+    while strong_prose(head.split("\n", 1)[0]) and not _prose_allowed(cursor) and not code_goes_on:  # a lead-in
         if "\n" not in head:
             return None, False
         head = head.split("\n", 1)[1].lstrip("\n")
@@ -151,15 +153,24 @@ def unwrap(raw: str, cursor: Cursor) -> tuple[str | None, bool]:
 def _prose_allowed(cursor: Cursor) -> bool:
     """Whether the cursor is in a comment or a string, where words are what is wanted."""
     prefix = cursor.line_prefix
-    return _open_quote(prefix) is not None or re.search(r"(#|//|/\*|^\s*\*|--)", prefix) is not None
+    return cursor.in_text or _open_quote(prefix) is not None or re.search(r"(#|//|/\*|^\s*\*|--)", prefix) is not None
+
+
+def _ends_typed_code(text: str, cursor: Cursor) -> bool:
+    """Whether `text` goes on, after a space, from a word typed on the cursor's line with what reads like a
+    label (`except` → `except StopIteration as exc:`, `class` → `class Parser:`): that is code."""
+    typed = cursor.line_prefix
+    first = text.split("\n", 1)[0]
+    word = typed.rstrip()[-1:].isalnum() or typed.rstrip()[-1:] == "_"
+    return word and (typed.endswith(" ") or first.startswith(" ")) and name_label(first)
 
 
 def _prose_here(line: str, cursor: Cursor) -> bool:
     """A sentence where code is due: after an operator or an opening bracket, or a model's lead-in
     ("Here is the completion:") anywhere outside a comment or a string."""
     prefix = cursor.line_prefix
-    if _prose_allowed(cursor):
-        return False  # a comment or a string: words are what is wanted
+    if _prose_allowed(cursor) or _ends_typed_code(line, cursor):
+        return False  # a comment or a string: words are what is wanted; or the end of the typed code
     code_due = prefix.rstrip().endswith(_CODE_END)
     return strong_prose(line) or (code_due and looks_like_prose(line))
 

@@ -4,7 +4,8 @@ A request is answered like this:
 
 1. the text before the cursor (`prefix`, the last `PREFIX_WINDOW` characters) is tokenized; its last
    token may be half typed, so it is taken off the context and the first generated token must start
-   with it ("token healing": `self.fo` can become `self.foo`);
+   with it ("token healing": `self.fo` can become `self.foo`) — unless it is the indentation of a line
+   with nothing else on it yet: that is where the user put the cursor, so the completion starts there;
 2. the request's own document is left out of the index (its indexed copy would just predict what is
    already after the cursor) and replaced by a shard of this request's prefix and suffix, so repetition
    inside the file still helps; snippets of other files sent with the request join that shard;
@@ -47,7 +48,7 @@ from flowedit.engines.local.sources import (
     document_key,
     documents,
 )
-from flowedit.engines.local.tokenizer import tokenize
+from flowedit.engines.local.tokenizer import indent_of, tokenize
 from flowedit.engines.repeat import repeated_edit_answer
 from flowedit.model import wire
 
@@ -194,7 +195,7 @@ class LocalEngine:
         sources = self.index.sources(hide)  # first: it may renumber dynamic ids
         vocab = self.index.vocab
         tokens = tokenize(prefix[-PREFIX_WINDOW:])
-        partial = tokens.pop() if tokens else ""
+        partial = tokens.pop() if tokens and not _indentation(tokens[-1]) else ""
         context = vocab.encode(tokens)
         own = [("", context), ("", vocab.encode(tokenize(suffix[:SUFFIX_WINDOW])))]
         own += [(p, vocab.encode(tokenize(t))) for p, t in snippets
@@ -277,6 +278,11 @@ def _built(s: BuildStats) -> str:
     return (f"{plural(s.files, 'file')}, {plural(s.lines, 'line')}, {plural(s.tokens, 'token')}, "
             f"{byte_size(s.index_bytes)} index, built in {duration(s.seconds)}"
             + (" (budget reached)" if s.budget_reached else ""))
+
+
+def _indentation(token: str) -> bool:
+    """Whether `token` is a whitespace token ending a line break and the indentation after it."""
+    return not token.strip() and indent_of(token) is not None
 
 
 def _noting(docs: Iterator[SourceFile], hashes: set[bytes], imported: set[str]) -> Iterator[SourceFile]:
