@@ -82,11 +82,21 @@ async function shot(page, name) {
   await page.screenshot({ path: file });
   return path.basename(file);
 }
+/** Run `title` from the command palette. A view that takes the focus as it opens (the FlowEdit log after a
+ *  click on the status bar) closes a palette opened just before: then it is opened once more. */
 async function runCommand(page, title) {
-  await page.keyboard.press('F1');
-  await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 15000 });
-  await page.keyboard.type(title, { delay: 5 });
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15000 });
+  const input = page.locator('.quick-input-widget input');
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+  for (let tries = 1; ; tries++) {
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible', timeout: 15000 });
+    await page.keyboard.type(title, { delay: 5 });
+    const seen = await until(`"${title}" in the palette`, async () =>
+      (await row.isVisible() ? 'listed' : !(await input.isVisible()) && 'closed'), 15000);
+    if (seen === 'listed') break;
+    log(`the palette closed while "${title}" was typed`);
+    if (tries === 2) throw new Error(`the palette closed twice while "${title}" was typed`);
+  }
   await page.keyboard.press('Enter');
 }
 const editorLines = page => page.locator('.editor-instance .monaco-editor .view-lines').first();
