@@ -18,8 +18,10 @@
 //   8 the rewrite's editor hidden mid-stream behind another tab and shown again: the rewrite ends exact
 //     and one Ctrl+Z still takes all of it back
 //  12 a next edit after a rename: drawn with decorations, Tab jumps to it, Tab applies it, Escape drops one
-//  14 a review from the key binding: squiggles under the quoted lines, the findings in Problems, Ctrl+.'s
-//     "Apply fix: …" changes exactly its lines in one undo step and takes its squiggle away
+//  14 a review from the key binding: squiggles under the quoted lines, the findings in Problems; lines typed
+//     above a finding move it with its code, a key typed inside one withdraws it, Ctrl+.'s "Dismiss this …
+//     finding" takes one away and the same review again does not show it; Ctrl+.'s "Apply fix: …" changes
+//     exactly its lines in one undo step and takes its squiggle away
 //  15 Escape while a review runs stops it; the findings it showed stay
 // Screenshots of every step go to config.shots; the findings to config.results.
 'use strict';
@@ -80,11 +82,21 @@ async function shot(page, name) {
   await page.screenshot({ path: file });
   return path.basename(file);
 }
+/** Run `title` from the command palette. A view that takes the focus as it opens (the FlowEdit log after a
+ *  click on the status bar) closes a palette opened just before: then it is opened once more. */
 async function runCommand(page, title) {
-  await page.keyboard.press('F1');
-  await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 15000 });
-  await page.keyboard.type(title, { delay: 5 });
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15000 });
+  const input = page.locator('.quick-input-widget input');
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+  for (let tries = 1; ; tries++) {
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible', timeout: 15000 });
+    await page.keyboard.type(title, { delay: 5 });
+    const seen = await until(`"${title}" in the palette`, async () =>
+      (await row.isVisible() ? 'listed' : !(await input.isVisible()) && 'closed'), 15000);
+    if (seen === 'listed') break;
+    log(`the palette closed while "${title}" was typed`);
+    if (tries === 2) throw new Error(`the palette closed twice while "${title}" was typed`);
+  }
   await page.keyboard.press('Enter');
 }
 const editorLines = page => page.locator('.editor-instance .monaco-editor .view-lines').first();
@@ -199,19 +211,102 @@ function cpuNow(procs) {
 }
 const cpuSpent = (a, b) => (a === null || b === null ? null : Math.round(b - a));
 
-/** The squiggles the active editor draws: [{cls: 'squiggly-error' …, line: the text of the line it is on}]
- *  (a squiggle is drawn in the overlay of its line, which sits at the same `top` as the line's text). */
+/** The squiggles the active editor draws: [{cls: 'squiggly-error' …, line: the text of the line it is on,
+ *  lineNo: that line's number in the gutter}] (a squiggle is drawn in the overlay of its line, which sits at
+ *  the same `top` as the line's text and its number). */
 function squiggles(page) {
   return page.evaluate(() => {
     const editor = document.querySelector('.editor-instance .monaco-editor');
     if (!editor) return [];
     const text = new Map([...editor.querySelectorAll('.view-lines .view-line')]
       .map(l => [l.style.top, l.textContent.replace(/\u00a0/g, ' ')]));
+    const number = new Map([...editor.querySelectorAll('.margin-view-overlays .line-numbers')]
+      .map(n => [n.parentElement.style.top, Number(n.textContent)]));
     return [...editor.querySelectorAll('.view-overlays [class*="squiggly-"]')].map(el => ({
       cls: [...el.classList].find(c => c.startsWith('squiggly-')),
       line: text.get(el.parentElement.style.top),
+      lineNo: number.get(el.parentElement.style.top),
     }));
   });
+}
+/** FlowEdit's diagnostics of `uri` as VS Code holds them (the trace's last word): [{line, endLine, message}]. */
+function diagnosticsHeld(uri) {
+  const all = trace().filter(e => e.event === 'diagnostics' && e.uri === uri);
+  return all.length ? all[all.length - 1].findings : [];
+}
+/** The rows of Problems: their text and line ("[Ln 9, Col 1]"; null on a file's row). */
+async function problemRows(page) {
+  return (await page.locator('.markers-panel .monaco-list-row').allInnerTexts()).map(norm).map(text => {
+    const at = /\[Ln (\d+), Col \d+\]/.exec(text);
+    return { text, ln: at ? Number(at[1]) : null };
+  });
+}
+/** Where each finding shows, seen three ways: [its 0-based line in VS Code's diagnostics, its line in
+ *  Problems, the gutter's number beside the squiggle under its first line] (nulls where it does not show). */
+async function whereShown(page, uri, findings) {
+  const held = diagnosticsHeld(uri), rows = await problemRows(page), drawn = await squiggles(page);
+  const at = x => (x === undefined ? null : x);
+  return findings.map(f => [
+    at(held.find(d => d.message === f.message)?.line), at(rows.find(p => p.text.includes(f.message))?.ln),
+    at(drawn.find(q => q.line === f.lines[0])?.lineNo)]);
+}
+/** Until each finding shows at its 0-based line of `want` (null: nowhere) in all three places. */
+async function findingsAt(page, v, want, what) {
+  const expected = JSON.stringify(want.map(l => (l === null ? [null, null, null] : [l, l + 1, l + 1])));
+  return until(what, async () => {
+    const now = await whereShown(page, v.fileUri, v.findings);
+    return JSON.stringify(now) === expected ? now : false;
+  }, 10000).catch(async e => { throw new Error(`${e.message}: ${JSON.stringify(await whereShown(page, v.fileUri, v.findings))}`); });
+}
+/** Ctrl+. at the cursor; the action matching `pattern` focused (Enter applies it): {actions, picked}. */
+async function quickFix(page, pattern, shotName) {
+  await page.keyboard.press('Control+Period');
+  const actions = page.locator('.action-widget .monaco-list-row.action');
+  await actions.first().waitFor({ timeout: 10000 });
+  const titles = (await actions.allInnerTexts()).map(norm);
+  await shot(page, shotName);
+  const focused = page.locator('.action-widget .monaco-list-row.action.focused');
+  for (let i = 0; i < titles.length && !pattern.test(norm(await focused.innerText().catch(() => ''))); i++) {
+    await page.keyboard.press('ArrowDown');
+  }
+  return { actions: titles, picked: norm(await focused.innerText()) };
+}
+/** How the review `id` ended, from the server's log: {outcome, message} (undefined while it runs). */
+function reviewEnd(id) {
+  const end = serverLog().map(l => /review (\S+) ended: (\w+) \((.*)\)$/.exec(l)).find(m => m && m[1] === id);
+  return end && { outcome: end[2], message: end[3] };
+}
+/** 14's review while the user types (v.holds): lines typed above a finding move it with its code, a key
+ *  typed inside one withdraws it, Ctrl+.'s "Dismiss this … finding" takes one away, and the same review
+ *  again does not show the dismissed one while the others come back. Each seen in VS Code's diagnostics,
+ *  Problems and the squiggles (findingsAt); {ok, …}. */
+async function reviewHoldsWhileTyping(page, v) {
+  const h = v.holds, r = {};
+  const textIs = (what, text) => until(what, () => currentText(v.fileUri, v.file) === text, 5000);
+  await selectColumns(page, h.typedLine, 0, 0);
+  await page.keyboard.type(h.typed, { delay: 30 });
+  await textIs('the typed lines in the document', h.moved);
+  r.moved = await findingsAt(page, v, h.movedAt, 'the findings moved with their code');
+  r.shotMoved = await shot(page, '14-review-typed-above');
+  await selectColumns(page, h.stray.line, h.stray.column, h.stray.column);
+  await page.keyboard.type(h.stray.key);
+  await textIs('the key typed inside a finding', h.stray.text);
+  r.withdrawn = await findingsAt(page, v, h.withdrawnAt, 'the edited finding withdrawn, the others kept');
+  r.shotWithdrawn = await shot(page, '14-review-withdrawn');
+  await page.keyboard.press('Backspace');  // (the code it quoted as it was: the next review finds it again)
+  await textIs('the key taken back', h.moved);
+  await selectColumns(page, h.dismiss.line, 0, 0);
+  const dismiss = await quickFix(page, /^Dismiss this /, '14-review-dismiss-action');
+  r.dismissPicked = dismiss.picked;
+  await page.keyboard.press('Enter');
+  r.dismissed = await findingsAt(page, v, h.dismissedAt, 'the dismissed finding gone, the others kept');
+  r.shotDismissed = await shot(page, '14-review-dismissed');
+  const { started } = await reviewWithKey(page);
+  r.again = await until('the second review to end', () => reviewEnd(started.id), 15000);
+  r.reviewedAgain = await findingsAt(page, v, h.againAt, 'the second review: the dismissed finding not shown again');
+  r.shotAgain = await shot(page, '14-review-again');
+  r.ok = r.dismissPicked === h.dismiss.title && r.again.outcome === 'finished' && r.again.message === h.againMessage;
+  return r;
 }
 /** Ctrl+Shift+Alt+R with the cursor at the top, nothing selected: the file's review; resolves once it started. */
 async function reviewWithKey(page) {
@@ -626,10 +721,9 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     const pressMark = trace().length;
     await page.keyboard.press('Escape');
     await until('the review to stop in the status bar', () => trace().slice(pressMark).some(e => e.event === 'status' && !/sync~spin/.test(e.text)), 10000);
-    const ends = () => serverLog().map(l => /review (\S+) ended: (\w+) \((.*)\)$/.exec(l)).filter(m => m && m[1] === started.id);
-    const end = await until('its end in the server log', () => ends()[0], 10000);
-    r.outcome = end[2];
-    r.message = end[3];
+    const end = await until('its end in the server log', () => reviewEnd(started.id), 10000);
+    r.outcome = end.outcome;
+    r.message = end.message;
     r.squiggles = await squiggles(page);
     r.shot = await shot(page, '15-review-escape-stopped');
     const all = v.findings.flatMap(f => f.lines).length;
@@ -715,8 +809,9 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
 
   // ------------------------------------------------------------ 14: a review, its squiggles, Problems, a quick fix
   // the file reviewed with the key binding (nothing selected: the whole file); each finding is drawn under
-  // the lines it quotes and listed in Problems with source flowedit; Ctrl+. on one offers "Apply fix: …",
-  // which changes exactly its lines, as one undo step, and takes its squiggle away
+  // the lines it quotes and listed in Problems with source flowedit; they hold while the user types
+  // (reviewHoldsWhileTyping); then Ctrl+. on one offers "Apply fix: …", which changes exactly its lines, as one
+  // undo step, and takes its squiggle away
   if (cfg.review) await attempt('14-review', async r => {
     const v = cfg.review;
     const t0 = Date.now();
@@ -750,20 +845,10 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     }, 10000);
     r.problems = (await problems.allInnerTexts()).map(norm);
     r.shotProblems = await shot(page, '14-review-problems');
+    r.holds = await reviewHoldsWhileTyping(page, v);
     // Ctrl+. on the finding with the fix: its "Apply fix: …" (Enter applies the focused action)
-    await editorLines(page).click();
-    await page.keyboard.press('Control+Home');
-    for (let i = 0; i < v.fixLine; i++) await page.keyboard.press('ArrowDown');
-    await page.keyboard.press('Control+Period');
-    const actions = page.locator('.action-widget .monaco-list-row.action');
-    await actions.first().waitFor({ timeout: 10000 });
-    r.actions = (await actions.allInnerTexts()).map(norm);
-    r.shotActions = await shot(page, '14-review-quick-fix');
-    const focused = page.locator('.action-widget .monaco-list-row.action.focused');
-    for (let i = 0; i < r.actions.length && !/Apply fix:/.test(await focused.innerText().catch(() => '')); i++) {
-      await page.keyboard.press('ArrowDown');
-    }
-    r.picked = norm(await focused.innerText());
+    await selectColumns(page, v.fixLine, 0, 0);
+    Object.assign(r, await quickFix(page, /Apply fix:/, '14-review-quick-fix'));
     const fixMark = trace().length;
     await page.keyboard.press('Enter');
     await until('the fix in the document', () => changesSince(fixMark, v.fileUri).length > 0, 10000);
@@ -777,13 +862,13 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     r.shotFixed = await shot(page, '14-review-fixed');
     const undoMark = trace().length;
     await page.keyboard.press('Control+Z');
-    await until('one Ctrl+Z to bring the reviewed text back', () => currentText(v.fileUri, v.file) === v.original, 5000)
+    await until('one Ctrl+Z to bring the text back', () => currentText(v.fileUri, v.file) === v.beforeFix, 5000)
       .catch(() => undefined);
-    r.undone = currentText(v.fileUri, v.file) === v.original;
+    r.undone = currentText(v.fileUri, v.file) === v.beforeFix;
     r.undoChanges = changesSince(undoMark, v.fileUri).length;
     r.shotUndone = await shot(page, '14-review-undone');
     const lines = q => new Set(q.map(x => x.line));
-    r.ok = r.scope === 'file' && want.every(l => lines(r.squiggles).has(l))
+    r.ok = r.holds.ok && r.scope === 'file' && want.every(l => lines(r.squiggles).has(l))
       && v.findings.every(f => f.lines.every(l => r.squiggles.some(q => q.line === l && q.cls === f.squiggle)))
       // a row of Problems: the message, its source, its code (the label), where
       && v.findings.every(f => r.problems.some(t => t.includes(f.message) && t.includes(`\nflowedit\n${f.label}\n`)))
@@ -793,6 +878,8 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
     r.stepS = (Date.now() - t0) / 1000;
     log('review:', JSON.stringify(r.squiggles), '; problems', JSON.stringify(r.problems), '; actions', JSON.stringify(r.actions),
         '; fixed exact', r.fixed === v.expected, '; one undo', r.undone);
+    log('review while typing: moved', JSON.stringify(r.holds.moved), '; withdrawn', JSON.stringify(r.holds.withdrawn),
+        '; dismissed', JSON.stringify(r.holds.dismissed), '; again', JSON.stringify(r.holds.reviewedAgain), JSON.stringify(r.holds.again));
   });
 
   // ------------------------------------------------------------ 10: a live change of flowedit.server.python

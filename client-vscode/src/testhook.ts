@@ -1,7 +1,7 @@
 /**
  * For the end-to-end test only, and only when FLOWEDIT_VSCODE_TEST_TRACE names a file: append one JSON
- * line per document change (the full text, which the page's DOM cannot give reliably) and per status
- * bar text. Off, it registers nothing.
+ * line per document change (the full text, which the page's DOM cannot give reliably), per status
+ * bar text, and per change of a file's FlowEdit diagnostics as VS Code holds them. Off, it registers nothing.
  */
 
 import * as fs from 'node:fs';
@@ -26,6 +26,9 @@ export function testTrace(): { trace: Trace; disposables: api.Disposable[] } {
     trace('change', { uri: e.document.uri.toString(), version: e.document.version, text: e.document.getText(),
                       changes: e.contentChanges.map(c => ({ offset: c.rangeOffset, length: c.rangeLength, text: c.text })) });
   });
+  const findings = api.onFindingsChanged((uri, list) => {
+    if (uri.startsWith('file:')) trace('diagnostics', { uri, findings: list });
+  });
   trace('activated', {});
-  return { trace, disposables: [changes] };
+  return { trace, disposables: [changes, findings] };
 }

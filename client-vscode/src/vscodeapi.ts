@@ -117,6 +117,17 @@ export function onDocumentChanged(listener: (e: vscode.TextDocumentChangeEvent) 
   return vscode.workspace.onDidChangeTextDocument(listener);
 }
 
+/** FlowEdit's diagnostics (source flowedit) of each document whose diagnostics change: 0-based lines, message. */
+export function onFindingsChanged(
+  listener: (uri: string, findings: { line: number; endLine: number; message: string }[]) => void): Disposable {
+  return vscode.languages.onDidChangeDiagnostics(e => {
+    for (const uri of e.uris) {
+      listener(uri.toString(), vscode.languages.getDiagnostics(uri).filter(d => d.source === 'flowedit')
+        .map(d => ({ line: d.range.start.line, endLine: d.range.end.line, message: d.message })));
+    }
+  });
+}
+
 export function showError(message: string, ...buttons: string[]): Thenable<string | undefined> {
   return vscode.window.showErrorMessage(message, ...buttons);
 }

@@ -6,8 +6,9 @@ Builds and packages the extension (`npm run package`), installs the VSIX into a 
 profile, resets the workspace fixture, and runs client-vscode/e2e/e2e.js, which drives the page through
 the steps of issue 5 (with the editors' habits: the rewrite is one undo step and one redo, its block is not
 left selected, the lightbulb's "Rewrite selection…" asks for the instruction), then a rewrite in a one-line
-file of a CRLF buffer, ghost text after an auto-closed bracket and a review (its squiggles, Problems, a
-quick fix through Ctrl+. and its undo), and saves screenshots under
+file of a CRLF buffer, ghost text after an auto-closed bracket and a review (its squiggles, Problems; lines
+typed above a finding move it, a key typed inside one withdraws it, one dismissed through Ctrl+. stays away
+from the next review; a quick fix through Ctrl+. and its undo), and saves screenshots under
 test-output/vscode/shots/.
 
 Skipped unless FLOWEDIT_VSCODE_E2E=1; with it set, anything missing is a failure. The tools come from
@@ -98,7 +99,27 @@ AUTO_CLOSE_LINE = "    def add(self, item) -> None:"
 # server's review test (a loop and an assignment with fixes, a division without one)
 REVIEW_FIXTURE = "stats.py"
 REVIEW_FINDINGS = [json.loads(line) for line in REVIEW_ANSWER.splitlines()]
-REVIEW_FIXED = REVIEW_ORIGINAL.replace("    if len(xs) = 0:", "    if len(xs) == 0:")  # the assignment's fix
+# while the user types: two lines typed on the blank line above `def is_empty` (the assignment moves down, the
+# others stay); a space typed inside the loop's lines and taken back (the loop's finding withdrawn, its code as
+# it was); the division's finding dismissed; the same review again
+REVIEW_TYPED_LINE = REVIEW_ORIGINAL.splitlines().index("def is_empty(xs):") - 1
+REVIEW_TYPED = "LIMIT = 0\n\n"
+_TYPED_AT = len("".join(REVIEW_ORIGINAL.splitlines(True)[:REVIEW_TYPED_LINE]))
+REVIEW_TYPING = [REVIEW_ORIGINAL[:_TYPED_AT] + REVIEW_TYPED[:n] + REVIEW_ORIGINAL[_TYPED_AT:]
+                 for n in range(1, len(REVIEW_TYPED) + 1)]  # the text after each key
+REVIEW_MOVED = REVIEW_TYPING[-1]
+REVIEW_STRAY_LINE = REVIEW_MOVED.splitlines().index("        total += xs[i]")
+REVIEW_STRAY_COLUMN = "        total += xs[i]".index("+=") + 2
+_STRAY_AT = len("".join(REVIEW_MOVED.splitlines(True)[:REVIEW_STRAY_LINE])) + REVIEW_STRAY_COLUMN
+REVIEW_STRAY = REVIEW_MOVED[:_STRAY_AT] + " " + REVIEW_MOVED[_STRAY_AT:]
+REVIEW_FIXED = REVIEW_MOVED.replace("    if len(xs) = 0:", "    if len(xs) == 0:")  # the assignment's fix
+LOOP, DIVISION = (next(f for f in REVIEW_FINDINGS if word in f["message"]) for word in ("Iterate", "zero"))
+
+
+def _review_lines(gone: list[dict]) -> list[int | None]:
+    """Each finding's 0-based first line in the typed text; None for those `gone`."""
+    lines = REVIEW_MOVED.splitlines()
+    return [None if f in gone else lines.index(f["existing_code"].split("\n")[0]) for f in REVIEW_FINDINGS]
 
 
 def _answering_reviews(gateway: Gateway, text: str) -> Gateway:
@@ -133,7 +154,7 @@ def _line_col(text_before: str) -> tuple[int, int]:
 def _require() -> None:
     """Skip without FLOWEDIT_VSCODE_E2E=1; with it, fail on anything missing."""
     if os.environ.get("FLOWEDIT_VSCODE_E2E") != "1":
-        pytest.skip("the VS Code e2e runs with FLOWEDIT_VSCODE_E2E=1 (after `%s`)" % SETUP)
+        pytest.skip(f"the VS Code e2e runs with FLOWEDIT_VSCODE_E2E=1 (after `{SETUP}`)")
     missing = [what for what, ok in [
         ("node", shutil.which("node") is not None), ("npm", shutil.which("npm") is not None),
         (CHROMIUM, Path(CHROMIUM).exists()),
@@ -155,7 +176,7 @@ async def _run(args: list[str], cwd: Path, log: Path, timeout: float, env: dict 
                                                     env=env)
         try:
             code = await asyncio.wait_for(proc.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             proc.kill()
             await proc.wait()
             code = "timeout"
@@ -178,7 +199,7 @@ class CodeServer:
     def __init__(self, env: dict[str, str], log: Path, out: Path = OUT) -> None:
         self.env, self.log, self.out_dir, self.proc, self.url = env, log, out, None, ""
 
-    async def __aenter__(self) -> "CodeServer":
+    async def __aenter__(self) -> CodeServer:
         self.out = self.log.open("wb")
         self.proc = await asyncio.create_subprocess_exec(
             str(CODE_SERVER), "--bind-addr", "127.0.0.1:0", "--auth", "none", "--disable-telemetry",
@@ -207,7 +228,7 @@ class CodeServer:
             os.killpg(self.proc.pid, 15)
             try:
                 await asyncio.wait_for(self.proc.wait(), 10)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 os.killpg(self.proc.pid, 9)
                 await self.proc.wait()
         await self.pump
@@ -334,14 +355,24 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
             "review": {  # 15: after 8, on the rewrites' stand-in; 14: after 13, on the ghost text's
                 "name": REVIEW_FIXTURE, "file": str(OUT / "ws" / REVIEW_FIXTURE),
                 "fileUri": (OUT / "ws" / REVIEW_FIXTURE).as_uri(), "marker": "def mean(xs)",
-                "original": REVIEW_ORIGINAL, "expected": REVIEW_FIXED,
+                "original": REVIEW_ORIGINAL, "beforeFix": REVIEW_MOVED, "expected": REVIEW_FIXED,
                 "findings": [{"lines": f["existing_code"].split("\n"), "message": f["message"], "label": f["label"],
                               "squiggle": f"squiggly-{f['severity'].replace('information', 'info')}"}
                              for f in REVIEW_FINDINGS],
-                "fixLine": REVIEW_ORIGINAL.splitlines().index("    if len(xs) = 0:"),
+                "fixLine": REVIEW_MOVED.splitlines().index("    if len(xs) = 0:"),
                 "fixLines": ["    if len(xs) = 0:", "    if len(xs) == 0:"],
-                "keptLines": [line for f in REVIEW_FINDINGS if "= 0:" not in f["existing_code"]
-                              for line in f["existing_code"].split("\n")],
+                "keptLines": LOOP["existing_code"].split("\n"),  # (the division's finding dismissed)
+                "holds": {
+                    "typedLine": REVIEW_TYPED_LINE, "typed": REVIEW_TYPED, "moved": REVIEW_MOVED,
+                    "stray": {"line": REVIEW_STRAY_LINE, "column": REVIEW_STRAY_COLUMN, "key": " ",
+                              "text": REVIEW_STRAY},
+                    "dismiss": {"line": _review_lines([])[REVIEW_FINDINGS.index(DIVISION)],
+                                "title": f"Dismiss this {DIVISION['label']} finding"},
+                    # each finding's 0-based line (None: not shown) after each sub-step
+                    "movedAt": _review_lines([]), "withdrawnAt": _review_lines([LOOP]),
+                    "dismissedAt": _review_lines([LOOP, DIVISION]), "againAt": _review_lines([DIVISION]),
+                    "againMessage": "2 findings",
+                },
             },
             "trace": str(OUT / "trace.jsonl"), "shots": str(OUT / "shots"), "results": str(OUT / "results.json"),
             "logs": str(OUT / "ud" / "logs"),
@@ -414,9 +445,18 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     typed = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["autoClose"]["fileUri"]]
     assert config["autoClose"]["autoClosedLine"] in typed[-2].split("\n"), typed[-2:]
     assert typed[-1] == auto_close_expected, typed[-2:]
-    # 14: the fix once, exactly, then one undo back to the reviewed text (the trace read here too)
+    # 14: the typing, key by key, the stray key and its Backspace; the fix once, exactly, then one undo back
+    # (the trace read here too)
     reviewed = [c["text"] for c in changes if c["event"] == "change" and c["uri"] == config["review"]["fileUri"]]
-    assert reviewed == [REVIEW_FIXED, REVIEW_ORIGINAL], reviewed
+    assert reviewed == [*REVIEW_TYPING, REVIEW_STRAY, REVIEW_MOVED, REVIEW_FIXED, REVIEW_MOVED], reviewed
+    # and the findings VS Code held after each of those, in that order: moved, withdrawn, dismissed, again
+    held = [{d["message"]: d["line"] for d in c["findings"]} for c in changes
+            if c["event"] == "diagnostics" and c["uri"] == config["review"]["fileUri"]]
+    holds = config["review"]["holds"]
+    wanted = [{f["message"]: line for f, line in zip(REVIEW_FINDINGS, holds[at]) if line is not None}
+              for at in ("movedAt", "withdrawnAt", "dismissedAt", "againAt")]
+    seen = iter(held)
+    assert all(any(h == w for h in seen) for w in wanted), (wanted, held)
     assert steps["14-review"]["picked"].startswith("Apply fix: Assignment where"), steps["14-review"]
     shots = sorted(p.name for p in (OUT / "shots").glob("*.png"))
     # 10: the new interpreter started the server; 11: one message with the endpoint, the status says so
@@ -428,6 +468,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     assert "inline completion yes, applyEdit yes" in report and "View > Output > FlowEdit" in report, report
     for step in ("1-ghost", "2-rewrite", "4-reverted", "3-escape", "5-status", "6-crlf-rewritten", "7-auto-close-ghost",
                  "7-auto-close-accepted", "8-hidden-undone", "10-python-switched", "11-endpoint-down-message",
-                 "11-endpoint-down-status", "14-review-findings", "14-review-problems", "14-review-fixed",
+                 "11-endpoint-down-status", "14-review-findings", "14-review-problems", "14-review-typed-above",
+                 "14-review-withdrawn", "14-review-dismissed", "14-review-again", "14-review-fixed",
                  "15-review-escape-stopped"):
         assert any(step in s for s in shots), (step, shots)
