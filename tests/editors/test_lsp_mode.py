@@ -88,6 +88,7 @@ async def test_lsp_mode_streams_a_rewrite_exactly_after_an_astral_character_and_
     assert summary["review"] == {"state": "finished", "findings": 2}, diagnostics
     assert summary["findings"] == [[FIX_ROW, "Prints without flushing.", ":warning"],
                                    [FIX_ROW + 1, "A one-letter name.", ":note"]], diagnostics
+    assert "Dismiss this bug finding" in summary["fix_actions"], diagnostics
     fixed = REWRITTEN.replace(FIX_LINE, "print(café, flush=True)  # below 中文")
     assert record("review", summary["fixed"] == fixed and summary["after_fix"] == summary["findings"][1:],
                   "Flymake"), diagnostics
