@@ -85,7 +85,7 @@ async def test_vim_with_ale(tmp_path: Path) -> None:
     assert summary["findings"] == [[row, "Prints without flushing.", "W"], [row + 1, "A one-letter name.", "W"]], \
         run.diagnostics()
     assert summary["not_offered"] == ["not offered: Apply fix: "], run.diagnostics()
-    record("review", True, "loclist; no fix (ALE sends no diagnostic source back)")
+    record("review", True, "loclist; no fix offered")
     record.save()
 
 
@@ -110,7 +110,7 @@ async def test_vim_with_youcompleteme(tmp_path: Path) -> None:
     assert summary["findings"] == findings and not summary["not_offered"], run.diagnostics()
     assert any("Dismiss this bug finding" in row for row in summary["prompts"][-1]), run.diagnostics()
     assert record("review", summary["fixed"] == FILE.replace(FIX_LINE, FIXED_LINE)
-                  and summary["after_fix"] == findings[1:], "FixIt"), run.diagnostics()
+                  and summary["after_fix"] == findings[1:], "diagnostics, FixIt"), run.diagnostics()
     record.save()
 
 
