@@ -4,8 +4,10 @@
 ;; Loads FLOWEDIT_EMACS_CONFIG (the lsp-mode configuration docs/editors.md gives) like an init file, visits
 ;; file.py (python-mode starts lsp-mode, which starts `flowedit lsp'), marks the first occurrence of
 ;; FLOWEDIT_EMACS_TARGET, picks the code action "Rewrite selection…" as `lsp-execute-code-action' would,
-;; and waits for the server's `flowedit/status' that ends the rewrite.  Writes FLOWEDIT_EMACS_SUMMARY (JSON)
-;; and FLOWEDIT_EMACS_OUT (the buffer).  Exit 0 = the driver got through (the test judges the outcome).
+;; and waits for the server's `flowedit/status' that ends the rewrite.  Then "Review file" from the code
+;; actions (its findings in Flymake, as lsp-mode shows them), and "Apply fix: …" on the line of
+;; FLOWEDIT_EMACS_FIX.  Writes FLOWEDIT_EMACS_SUMMARY (JSON) and FLOWEDIT_EMACS_OUT (the buffer).
+;; Exit 0 = the driver got through (the test judges the outcome).
 
 (setq native-comp-deferred-compilation nil)
 (require 'package)
@@ -45,6 +47,57 @@
       (accept-process-output nil 0.02))
     (or value (error "waited %g s for %s, in vain" timeout what))))
 
+;; ---------------------------------------------------------------- the review, after the rewrite
+(defun lmr-action (title)
+  "Run the code action TITLE of point's line as `lsp-execute-code-action' does; the titles offered."
+  (let* ((actions (lsp-code-actions-at-point))
+         (titles (mapcar #'lsp:code-action-title actions))
+         (action (cl-find title actions :key #'lsp:code-action-title :test #'string-prefix-p)))
+    (unless action (error "no %S among %S" title titles))
+    (lsp-execute-code-action action)
+    (vconcat titles)))
+
+(defun lmr-flymake ()
+  "What Flymake shows: (line text type) of each diagnostic, in line order."
+  (unless (or lsp-diagnostics--flymake-report-fn (flymake-running-backends))
+    (flymake-start))  ; (an idle Emacs starts it; a batch one never goes idle)
+  (vconcat (mapcar (lambda (d) (vector (line-number-at-pos (flymake-diagnostic-beg d))
+                                       (flymake-diagnostic-text d) (symbol-name (flymake-diagnostic-type d))))
+                   (sort (flymake-diagnostics) (lambda (a b) (< (flymake-diagnostic-beg a)
+                                                                (flymake-diagnostic-beg b)))))))
+
+(defun lmr-review ()
+  "\"Review file\" from the code actions at the top: its end, its findings in Flymake; then \"Apply fix\" on
+the line of FLOWEDIT_EMACS_FIX: the buffer, and what Flymake shows then."
+  (goto-char (point-min))
+  (lmr-note 'review_actions (lmr-action "Review file"))
+  (let ((review (lmr-wait "the end of the review"
+                          (lambda () (cl-loop for status in lmr-statuses
+                                              for review = (gethash "review" status)
+                                              when (and (hash-table-p review)
+                                                        (not (equal (gethash "state" review) "reviewing")))
+                                              return review))
+                          30)))
+    (lmr-note 'review (list (cons 'state (gethash "state" review)) (cons 'findings (gethash "findings" review))))
+    (lmr-note 'findings (lmr-wait "the findings in Flymake"
+                                  (lambda () (let ((shown (lmr-flymake)))
+                                               (and (= (length shown) (gethash "findings" review)) shown)))
+                                  15)))
+  (lmr-note 'lsp_diagnostics (length (lsp--get-buffer-diagnostics)))
+  (goto-char (point-min))
+  (search-forward (lmr-env "FLOWEDIT_EMACS_FIX"))
+  (let ((before (buffer-string)))
+    (lmr-note 'fix_actions (lmr-action "Apply fix: "))
+    (lmr-wait "the fix" (lambda () (not (equal before (buffer-string)))) 15))
+  (lmr-note 'fixed (buffer-substring-no-properties (point-min) (point-max)))
+  (let ((left (1- (length (alist-get 'findings lmr-summary)))))
+    (lmr-note 'after_fix (lmr-wait "the fixed finding gone (lsp-mode's diagnostics and Flymake)"
+                                   (lambda () (let ((shown (lmr-flymake)))
+                                                (and (= (length shown) left)
+                                                     (= (length (lsp--get-buffer-diagnostics)) left)
+                                                     shown)))
+                                   15))))
+
 (let ((buffer nil))
   (condition-case err
       (progn
@@ -54,7 +107,7 @@
         (setq lsp-session-file (expand-file-name "lsp-session" (lmr-env "HOME"))
               lsp-auto-guess-root t lsp-enable-file-watchers nil lsp-headerline-breadcrumb-enable nil
               lsp-modeline-code-actions-enable nil lsp-modeline-diagnostics-enable nil lsp-enable-snippet nil
-              lsp-restart 'ignore lsp-keep-workspace-alive nil lsp-diagnostics-provider :none
+              lsp-restart 'ignore lsp-keep-workspace-alive nil lsp-diagnostics-provider :flymake
               lsp-log-io t)
         (transient-mark-mode 1)
         (setq buffer (find-file "file.py"))
@@ -87,7 +140,8 @@
             (lmr-note 'outcome (gethash "outcome" request))
             (lmr-note 'tokens (gethash "tokens" request))
             (lmr-note 'edits_applied (gethash "edits_applied" request))
-            (lmr-note 'text (buffer-substring-no-properties (point-min) (point-max))))))
+            (lmr-note 'text (buffer-substring-no-properties (point-min) (point-max))))
+          (lmr-review)))
     (error (push (format "%S" err) lmr-errors)))
   (lmr-finish buffer))
 ;;; lsp_mode_rewrite.el ends here

@@ -11,7 +11,9 @@
 --            line of FLOWEDIT_NVIM_TARGET through vim.lsp.buf.code_action (filter + apply on 0.8+, the
 --            menu's item on 0.7); :'<,'>FlowEditReview on the lines of FLOWEDIT_NVIM_SELECT; another
 --            review of the file stopped with :FlowEditInterrupt once it showed a finding; a review of the
---            workspace's changes outside git
+--            workspace's changes outside git; "Dismiss this … finding" on the line of FLOWEDIT_NVIM_DISMISS, then
+--            the file reviewed again; lines typed above the first finding (insert mode, then
+--            nvim_buf_set_lines), then its own line edited
 -- Each step writes what it saw into the summary (the test judges it).
 --
 -- Env, besides those of nvim_driver.lua: FLOWEDIT_NVIM_CONFIG, FLOWEDIT_NVIM_SCENARIO, FLOWEDIT_NVIM_TARGET
@@ -305,30 +307,42 @@ local function review(keys_typed)
   end, 30000)
 end
 
--- "Apply fix" on the line of `target`, as a user picks it from the code actions there
-local function apply_fix(target)
+-- the code action whose title starts with `prefix`, on the line of `target`, as a user picks it from the code
+-- actions there, once `done()` says it acted; what the menu offered, and what `done` gave
+local function pick_action(target, prefix, what, done)
   vim.api.nvim_win_set_cursor(0, { row_of(target), 4 })
-  local offered, count = {}, #findings()
+  local offered = {}
   local select = vim.ui.select
-  vim.ui.select = function(items, _, on_choice) -- (0.7: the menu; the user picks the fix)
+  vim.ui.select = function(items, _, on_choice) -- (0.7: the menu; the user picks the action)
     for _, item in ipairs(items) do offered[#offered + 1] = (item.action or item[2]).title end
     for _, item in ipairs(items) do
-      if (item.action or item[2]).title:find('^Apply fix') then return on_choice(item) end
+      if (item.action or item[2]).title:find(prefix, 1, true) == 1 then return on_choice(item) end
     end
     return on_choice(nil)
   end
-  local original = text()
   if vim.fn.has('nvim-0.8') == 1 then
-    vim.lsp.buf.code_action({ apply = true, filter = function(a) return a.title:find('^Apply fix') ~= nil end })
+    vim.lsp.buf.code_action({ apply = true, filter = function(a) return a.title:find(prefix, 1, true) == 1 end })
   else
     vim.lsp.buf.code_action()
   end
-  wait_until('the fix', function() return text() ~= original end)
-  local fixed = wait_until('the fixed finding gone', function()
-    local f = findings()
-    return #f == count - 1 and f or nil
-  end)
+  local result = wait_until(what, done)
   vim.ui.select = select
+  return offered, result
+end
+
+-- (a predicate) the findings, once there are `count`
+local function findings_are(count)
+  return function()
+    local f = findings()
+    return #f == count and f or nil
+  end
+end
+
+-- "Apply fix" on the line of `target`
+local function apply_fix(target)
+  local count, original = #findings(), text()
+  local offered = pick_action(target, 'Apply fix', 'the fix', function() return text() ~= original end)
+  local fixed = wait_until('the fixed finding gone', findings_are(count - 1))
   return { text = text(), offered = offered, findings = fixed }
 end
 
@@ -345,6 +359,35 @@ local function interrupt_review()
     return st.state ~= 'reviewing' and st or nil
   end)
   return { status = st, findings = findings() }
+end
+
+-- the findings' first lines (0-based) once vim.diagnostic holds `count` findings, the first at line `row`
+local function first_at(row)
+  return wait_until('a finding at line ' .. row, function()
+    local f = findings()
+    return f[1] and f[1].lnum == row and f or nil
+  end)
+end
+
+-- 7. the user types: two lines inserted above the first finding in insert mode, one more by
+-- nvim_buf_set_lines (another plugin's edit): the finding moves with its code; then its own line edited in
+-- insert mode: it is withdrawn
+local function typing_over_findings()
+  local out = {}
+  local f = findings()
+  out.before = f
+  local row = f[1].lnum
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  feed('O# one<CR># two<Esc>')
+  out.typed = first_at(row + 2)
+  vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { '# three' })
+  out.set_lines = first_at(row + 3)
+  out.text = text()
+  vim.api.nvim_win_set_cursor(0, { row + 4, 0 })
+  feed('A  # edited<Esc>')
+  out.edited = wait_until('the edited finding withdrawn', findings_are(#out.set_lines - 1))
+  out.edited_text = text()
+  return out
 end
 
 local function review_scenario()
@@ -377,6 +420,17 @@ local function review_scenario()
   wait_until('the message of its end', function() return vim.tbl_contains(said, 'FlowEdit: review: ' .. st.message) end)
   vim.notify = notify
   step.workspace = { status = st, said = said }
+  -- 6. "Dismiss this … finding" on the line of FLOWEDIT_NVIM_DISMISS: gone, and the file's next review does not
+  -- show it again
+  local dismiss = assert(os.getenv('FLOWEDIT_NVIM_DISMISS'), 'FLOWEDIT_NVIM_DISMISS unset')
+  local offered, left = pick_action(dismiss, 'Dismiss this', 'the finding dismissed', findings_are(#findings() - 1))
+  step.dismiss = { offered = offered, findings = left }
+  st = review(':FlowEditReview file')
+  step.dismiss.again = { status = st, findings = wait_until('the findings', function()
+    local f = findings()
+    return #f >= st.findings and f or nil
+  end) }
+  step.typing = typing_over_findings()
 end
 
 local function main()

@@ -2,7 +2,9 @@
 endpoint replaced; `flowedit` on PATH is this environment's), in a real Vim in a pseudo-terminal
 (vim.py, vim_driver.vim): a completion, a rewrite picked at the client's numbered prompt (each buffer state
 recorded, the user idle 2 s, then moving the cursor), the revert and the interrupt through the code actions
-flowedit offers for them. What each client can and cannot do goes into the table of docs/editors.md.
+flowedit offers for them; "Review file" picked the same way, its findings in the client's diagnostics, and
+"Apply fix: …" on a finding's line where the client offers it. What each client can and cannot do goes into
+the table of docs/editors.md.
 """
 
 from __future__ import annotations
@@ -15,13 +17,18 @@ from pathlib import Path
 from tests.editors import results
 from tests.editors.test_other_editors import blocks, flowedit_settings_ok, record_not_testable
 from tests.editors.sample import ASTRAL_ORIGINAL, TARGET
-from tests.editors.test_neovim_plugin import ANSWER, DOC, ENDPOINT, RATE, flowedit_on_path
+from tests.editors.test_neovim_plugin import ANSWER, DOC, ENDPOINT, RATE, finding, flowedit_on_path
 from tests.editors.vim import Vim, run_vim, vim_or_skip
 from tests.lsp.harness import Gateway
 
 AFTER = "compute(tot"
 FILE = ASTRAL_ORIGINAL + "total = compute(tot)\n"
 NO_INLINE = "no inline completion in {}: the completion fallback serves"
+FIX_LINE = "print(café)  # below 中文"
+FIXED_LINE = "print(café, flush=True)  # below 中文"
+# a review of the file: a finding with a fix, one without
+REVIEW = (finding(3, FIX_LINE, "Prints without flushing.", FIXED_LINE, "bug", "warning")
+          + finding(4, "z = 1", "A one-letter name.", None, "style", "information"))
 
 
 def vim_block(heading: str) -> str:
@@ -36,9 +43,10 @@ async def drive(vim: Vim, client: str, heading: str, tmp_path: Path) -> tuple[di
     block = vim_block(heading)
     assert block.count(ENDPOINT) == 1, block
     started = time.monotonic()
-    async with Gateway(ANSWER, tmp_path, rate=RATE) as gw:
+    async with Gateway(ANSWER, tmp_path, rate=RATE, review=REVIEW) as gw:
         run = await run_vim(vim, tmp_path, block.replace(ENDPOINT, gw.url), FILE, {
             "FLOWEDIT_VIM_CLIENT": client, "FLOWEDIT_VIM_TARGET": TARGET, "FLOWEDIT_VIM_AFTER": AFTER,
+            "FLOWEDIT_VIM_FINDINGS": "2", "FLOWEDIT_VIM_FIX": "print(café)",
             "PATH": flowedit_on_path(tmp_path) + ":/usr/bin:/bin"})
     seconds = time.monotonic() - started
     summary = run.summary()
@@ -46,7 +54,7 @@ async def drive(vim: Vim, client: str, heading: str, tmp_path: Path) -> tuple[di
     states = [s["text"] for s in summary["states"]]
     print(f"\nVim {vim.version} + {client} {vim.plugin}: {len(states)} states; idle {summary.get('idle_states')}, "
           f"after {summary.get('keys')} keys {summary.get('rewrite_states')}; completions {summary.get('completions')}; "
-          f"{seconds:.1f} s")
+          f"findings {summary.get('findings')}, not offered {summary.get('not_offered')}; {seconds:.1f} s")
     return summary, run, seconds
 
 
@@ -71,6 +79,13 @@ async def test_vim_with_ale(tmp_path: Path) -> None:
     assert record("interrupt", interrupted != expected and summary["text"] == interrupted, "a code action"), \
         run.diagnostics()
     record("position encoding", summary["rewritten"] == expected, "bytes")
+    # the review: "Review file" from :ALECodeAction, its findings in ALE's loclist at the lines they quote (the
+    # interrupted rewrite moved them); ALE sends the finding back without its source: no fix is offered
+    row = summary["reviewed"].splitlines().index(FIX_LINE) + 1
+    assert summary["findings"] == [[row, "Prints without flushing.", "W"], [row + 1, "A one-letter name.", "W"]], \
+        run.diagnostics()
+    assert summary["not_offered"] == ["not offered: Apply fix: "], run.diagnostics()
+    record("review", True, "loclist; no fix offered")
     record.save()
 
 
@@ -83,11 +98,19 @@ async def test_vim_with_youcompleteme(tmp_path: Path) -> None:
                   detail=str(summary["completions"])), run.diagnostics()
     # FixIt runs the rewrite; ycmd answers every edit that comes after the command's answer applied: false
     assert any("Rewrite selection…" in row for prompt in summary["prompts"] for row in prompt), run.diagnostics()
-    assert summary["rewrite_states"] == 0 and summary["text"] == FILE, run.diagnostics()
+    assert summary["rewrite_states"] == 0 and summary["reviewed"] == FILE, run.diagnostics()
     record("streamed rewrite", False, "ycmd takes a server's edits only until the command that makes them answers "
            "(EditCollector): every streamed edit is refused")
     for feature in ("interrupt", "revert"):
         record(feature, None, "no rewrite lands in YouCompleteMe: nothing to stop or revert")
+    # the review: "Review file" from FixIt, its findings in YouCompleteMe's diagnostics (the label appended);
+    # "Apply fix: …" from FixIt: that line fixed exactly (ycmd takes the edit: it comes before the command's
+    # answer), its finding gone
+    findings = [[3, "Prints without flushing. [bug]", "WARNING"], [4, "A one-letter name. [style]", "INFORMATION"]]
+    assert summary["findings"] == findings and not summary["not_offered"], run.diagnostics()
+    assert any("Dismiss this bug finding" in row for row in summary["prompts"][-1]), run.diagnostics()
+    assert record("review", summary["fixed"] == FILE.replace(FIX_LINE, FIXED_LINE)
+                  and summary["after_fix"] == findings[1:], "diagnostics, FixIt"), run.diagnostics()
     record.save()
 
 

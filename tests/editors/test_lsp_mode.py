@@ -1,6 +1,8 @@
 """lsp-mode 8 (Debian's elpa-lsp-mode, Emacs 28) with the registration docs/editors.md gives: the code action
 "Rewrite selection…" streams the answer in exactly, on a line where an astral character comes before the
-selection. lsp-mode 8 counts columns in code points yet leaves the encoding at UTF-16 (it offers none): the
+selection; then the code action "Review file" (from `lsp-code-actions-at-point`, run by `lsp-execute-code-action`)
+reviews the file: its findings show in Flymake (lsp-mode's provider without Flycheck), and "Apply fix: …" on a
+finding's line fixes exactly that line (after é and before 中文), its finding gone. lsp-mode 8 counts columns in code points yet leaves the encoding at UTF-16 (it offers none): the
 server counts in code points for it (flowedit.lsp.peer.counts_code_points), else the edit lands a column
 off for each astral character. Skipped without lsp-mode (a failure under FLOWEDIT_REQUIRE_EDITORS=1).
 """
@@ -20,7 +22,7 @@ from tests.editors.emacs import SITE_ELPA, EmacsFiles, emacs_or_skip
 from tests.editors.nvim import HERE, read
 from tests.editors.sample import ASTRAL_ORIGINAL, TARGET
 from tests.editors.test_emacs_package import doc_snippet
-from tests.editors.test_neovim_plugin import ANSWER, ENDPOINT, flowedit_on_path
+from tests.editors.test_neovim_plugin import ANSWER, ENDPOINT, finding, flowedit_on_path
 from tests.lsp.harness import Gateway
 
 
@@ -37,7 +39,15 @@ INLINE_LATER = ("lsp-mode 8 has no inline completion: lsp-inline-completion.el c
                 "accept); here the completion fallback serves")
 
 
-async def test_lsp_mode_streams_a_rewrite_exactly_after_an_astral_character(tmp_path: Path) -> None:
+REWRITTEN = ASTRAL_ORIGINAL.replace(TARGET, ANSWER, 1)
+FIX_LINE = "print(café)  # below 中文"
+FIX_ROW = REWRITTEN.splitlines().index(FIX_LINE) + 1  # (1-based)
+# a review of the rewritten file: a finding with a fix, one without
+REVIEW = (finding(FIX_ROW, FIX_LINE, "Prints without flushing.", "print(café, flush=True)  # below 中文", "bug", "warning")
+          + finding(FIX_ROW + 1, "z = 1", "A one-letter name.", None, "style", "information"))
+
+
+async def test_lsp_mode_streams_a_rewrite_exactly_after_an_astral_character_and_reviews(tmp_path: Path) -> None:
     emacs = emacs_or_skip()
     lsp_mode_or_skip()
     files = EmacsFiles(tmp_path)
@@ -46,11 +56,12 @@ async def test_lsp_mode_streams_a_rewrite_exactly_after_an_astral_character(tmp_
     snippet = doc_snippet("### lsp-mode")
     assert snippet.count(ENDPOINT) == 1, snippet
     started = time.monotonic()
-    async with Gateway(ANSWER, tmp_path, rate=1000) as gw:
+    async with Gateway(ANSWER, tmp_path, rate=1000, review=REVIEW) as gw:
         config = tmp_path / "lsp-config.el"
         config.write_text(snippet.replace(ENDPOINT, gw.url), encoding="utf-8")
         env = files.env(gw.url, TARGET)
-        env.update(FLOWEDIT_EMACS_CONFIG=str(config), PATH=flowedit_on_path(tmp_path) + ":/usr/bin:/bin")
+        env.update(FLOWEDIT_EMACS_CONFIG=str(config), PATH=flowedit_on_path(tmp_path) + ":/usr/bin:/bin",
+                   FLOWEDIT_EMACS_FIX="print(café)")
         proc = await asyncio.create_subprocess_exec(
             emacs, "-Q", "--batch", "-l", str(HERE / "lsp_mode_rewrite.el"), cwd=files.work, env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
@@ -67,12 +78,20 @@ async def test_lsp_mode_streams_a_rewrite_exactly_after_an_astral_character(tmp_
     assert proc.returncode == 0 and summary, diagnostics
     print(f"\nEmacs {summary['emacs']} lsp-mode {summary['lsp_mode']}: {summary['outcome']} "
           f"({summary['tokens']} tokens, {summary['edits_applied']} edits); actions {summary['actions']}; "
-          f"run {seconds:.1f} s")
+          f"review {summary.get('review')}, Flymake {summary.get('findings')}; run {seconds:.1f} s")
     record = results.Recorder("emacs+lsp-mode", f"{summary['emacs']} / {summary['lsp_mode']}", seconds)
-    expected = ASTRAL_ORIGINAL.replace(TARGET, ANSWER, 1)
-    assert record("streamed rewrite", summary["outcome"] == "finished" and summary["text"] == expected
+    assert record("streamed rewrite", summary["outcome"] == "finished" and summary["text"] == REWRITTEN
                   and summary["edits_applied"] >= 3), diagnostics
-    record("position encoding", summary["text"] == expected, "code points")
+    record("position encoding", summary["text"] == REWRITTEN, "code points")
+    # the review: both findings in Flymake at their lines; the fix exact, its finding gone, the other kept
+    assert "Review file" in summary["review_actions"], diagnostics
+    assert summary["review"] == {"state": "finished", "findings": 2}, diagnostics
+    assert summary["findings"] == [[FIX_ROW, "Prints without flushing.", ":warning"],
+                                   [FIX_ROW + 1, "A one-letter name.", ":note"]], diagnostics
+    assert "Dismiss this bug finding" in summary["fix_actions"], diagnostics
+    fixed = REWRITTEN.replace(FIX_LINE, "print(café, flush=True)  # below 中文")
+    assert record("review", summary["fixed"] == fixed and summary["after_fix"] == summary["findings"][1:],
+                  "Flymake"), diagnostics
     # lsp-inline-completion.el came after lsp-mode 9.0.0 (emacs-lsp/lsp-mode#4623) and is in no release yet
     package = next(Path("/usr/share/emacs/site-lisp/elpa").glob(f"lsp-mode-{summary['lsp_mode']}*"), None)
     has_inline = package is not None and (package / "lsp-inline-completion.el").exists()

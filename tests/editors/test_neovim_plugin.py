@@ -13,7 +13,10 @@ fallback through <C-x><C-o> (the plugin sets the omnifunc on 0.7).
 review: `:FlowEditReview` → the anchored findings in vim.diagnostic at their quoted lines (not the one quoting
 code that is not there); the "Apply fix" code action through vim.lsp.buf.code_action → exactly that line
 fixed, its finding gone; `:'<,'>FlowEditReview` reviews the selected lines only; `:FlowEditInterrupt` stops a
-running review, what it showed stays; `:FlowEditReview workspace` outside git says there is nothing to review.
+running review, what it showed stays; `:FlowEditReview workspace` outside git says there is nothing to review;
+"Dismiss this … finding" through the code actions → gone, and the next review of the file does not show it
+again; lines typed above a finding (insert mode, nvim_buf_set_lines) move it with its code, an edit of its own
+line withdraws it.
 """
 
 from __future__ import annotations
@@ -223,7 +226,7 @@ async def test_neovim_plugin_reviews_shows_findings_as_diagnostics_and_applies_a
         run = await run_nvim(nvim.path, HERE / "nvim_plugin.lua", tmp_path, gw.url, "file.py", REVIEW_TEXT, {
             "FLOWEDIT_NVIM_CONFIG": str(config), "PATH": flowedit_on_path(tmp_path) + ":/usr/bin:/bin",
             "FLOWEDIT_NVIM_SCENARIO": "review", "FLOWEDIT_NVIM_TARGET": "if len(xs) = 0:",
-            "FLOWEDIT_NVIM_SELECT": "def is_empty"})
+            "FLOWEDIT_NVIM_SELECT": "def is_empty", "FLOWEDIT_NVIM_DISMISS": "for i in range(len(xs)):"})
     seconds = time.monotonic() - started
     assert run.ok, f"the Neovim {nvim.label} driver failed" + run.diagnostics()
     steps, diagnostics = run.summary()["steps"], run.diagnostics
@@ -266,6 +269,24 @@ async def test_neovim_plugin_reviews_shows_findings_as_diagnostics_and_applies_a
     # (the driver waited for the message of its end; the interrupted review's may come too)
     assert "FlowEdit: review: the workspace is not in a git repository: there are no uncommitted changes to review" \
         in workspace["said"], diagnostics()
+    # 6. "Dismiss this readability finding" (all the interrupted review left) through the code actions: gone; the
+    # file's next review shows its other findings, not that one
+    dismiss = steps["dismiss"]
+    assert dismiss["findings"] == [], diagnostics()
+    if nvim.version < (0, 8):
+        assert "Dismiss this readability finding" in dismiss["offered"], diagnostics()
+    again = dismiss["again"]
+    assert (again["status"]["state"], again["status"]["findings"], again["status"]["dismissed"]) == (
+        "finished", 1, 1), diagnostics()
+    assert [d["message"] for d in again["findings"]] == ["Divides by zero on an empty list."], diagnostics()
+    # 7. typing: the finding moves with its code (lines typed above it, then set by another plugin), and is
+    # withdrawn once its own line is edited
+    typing = steps["typing"]
+    first = typing["before"][0]["lnum"]
+    assert [d["lnum"] for d in typing["typed"]] == [first + 2], diagnostics()
+    assert [(d["lnum"], d["end_lnum"]) for d in typing["set_lines"]] == [(first + 3, first + 3)], diagnostics()
+    assert typing["text"].splitlines()[first + 3] == lines[first], diagnostics()  # (the code it quotes is there)
+    assert typing["edited"] == [] and lines[first] + "  # edited" in typing["edited_text"], diagnostics()
     record = results.Recorder("neovim", run.summary()["nvim"], seconds)
     record("review", True, "vim.diagnostic")
     record.save()

@@ -4,14 +4,17 @@
 " after FLOWEDIT_VIM_AFTER, selects FLOWEDIT_VIM_TARGET and picks "Rewrite selection…" from the client's
 " numbered prompt (read off the screen), waits idle, then moves the cursor (l, h) every 150 ms as a user
 " would while the rest streams in; then the revert and the interrupt, through the code actions flowedit
-" offers for them. Every buffer state is recorded. Writes FLOWEDIT_VIM_SUMMARY (JSON) and quits.
+" offers for them; then "Review file" from the code actions (until the client shows FLOWEDIT_VIM_FINDINGS
+" findings), and "Apply fix: …" on the line of FLOWEDIT_VIM_FIX where the client offers it. Every buffer
+" state is recorded. Writes FLOWEDIT_VIM_SUMMARY (JSON) and quits.
 "
-" Env: FLOWEDIT_VIM_CLIENT (ale | ycm), FLOWEDIT_VIM_TARGET, FLOWEDIT_VIM_AFTER, FLOWEDIT_VIM_SUMMARY.
+" Env: FLOWEDIT_VIM_CLIENT (ale | ycm), FLOWEDIT_VIM_TARGET, FLOWEDIT_VIM_AFTER, FLOWEDIT_VIM_FINDINGS,
+" FLOWEDIT_VIM_FIX, FLOWEDIT_VIM_SUMMARY.
 
 let s:client = $FLOWEDIT_VIM_CLIENT
 let s:t0 = reltime()
 let s:summary = {'vim': printf('%d.%d.%d', v:version / 100, v:version % 100, v:versionlong % 10000),
-      \ 'client': s:client, 'errors': [], 'log': [], 'prompts': [], 'states': []}
+      \ 'client': s:client, 'errors': [], 'log': [], 'prompts': [], 'states': [], 'not_offered': []}
 let s:steps = []
 let s:step_started = 0.0
 
@@ -40,11 +43,22 @@ function! s:Screen() abort
   return map(range(1, &lines), {_, r -> join(map(range(1, &columns), {_, c -> screenstring(r, c)}), '')})
 endfunction
 
-" the user reads the client's numbered list and types the number of `title` (ALE: '3) title', YCM: '3: title')
-function! s:Pick(title) abort
+" the user reads the client's numbered list and types the number of `title` (ALE: '3) title', YCM: '3: title');
+" `optional`: when the list shows without it, the user cancels at once and it goes into `not_offered`
+function! s:Pick(title, ...) abort
   let s:picking = a:title
+  let s:pick_optional = get(a:, 1, 0)
   let s:pick_ticks = 0
+  let s:list_ticks = 0
   call timer_start(20, function('s:PickTick'), {'repeat': -1})
+endfunction
+
+function! s:Cancel(timer, rows, why) abort
+  call timer_stop(a:timer)
+  call add(s:summary.prompts, filter(copy(a:rows), {_, r -> r =~# '\S'}))
+  call add(a:why is# 'optional' ? s:summary.not_offered : s:summary.errors, 'not offered: ' . s:picking)
+  call feedkeys("\<CR>", 't')
+  let s:picking = ''
 endfunction
 
 function! s:PickTick(timer) abort
@@ -61,12 +75,12 @@ function! s:PickTick(timer) abort
     endif
   endfor
   let s:pick_ticks += 1
-  if s:pick_ticks > 250  " 5 s: not offered; the user cancels the prompt
-    call timer_stop(a:timer)
-    call add(s:summary.prompts, filter(copy(l:rows), {_, r -> r =~# '\S'}))
-    call add(s:summary.errors, 'not offered: ' . s:picking)
-    call feedkeys("\<CR>", 't')
-    let s:picking = ''
+  " (a list is up without it: 200 ms for the list to be drawn whole)
+  let s:list_ticks += s:pick_optional && !empty(filter(copy(l:rows), {_, r -> r =~# '^\s*\d\+[):] '}))
+  if s:list_ticks > 10
+    call s:Cancel(a:timer, l:rows, 'optional')
+  elseif s:pick_ticks > 250  " 5 s: not offered; the user cancels the prompt
+    call s:Cancel(a:timer, l:rows, 'error')
   endif
 endfunction
 
@@ -165,8 +179,8 @@ function! s:Keys() abort
     let s:summary.keys = s:keys
     let s:summary.rewritten = s:Text()
     let s:summary.rewrite_states = len(s:summary.states) - s:rewrite_from
-    if s:summary.rewrite_states == 0  " nothing landed: nothing to revert or stop
-      call filter(s:steps, {i, st -> i == 0 || st[0] is# 'finish'})
+    if s:summary.rewrite_states == 0  " nothing landed: nothing to revert or stop; on to the review
+      call filter(s:steps, {i, st -> i == 0 || index(['review', 'reviewed', 'fix', 'fixed', 'finish'], st[0]) >= 0})
     endif
     return 1
   endif
@@ -208,6 +222,52 @@ function! s:FirstEdit() abort
     return 1
   endif
   return s:Elapsed() > 5000
+endfunction
+
+" ---------------------------------------------------------------- the review
+" what the client shows of flowedit's diagnostics: [line, text, type] each, in line order
+function! s:Findings() abort
+  if s:client is# 'ale'
+    let l:items = filter(copy(ale#engine#GetLoclist(bufnr(''))), {_, d -> d.linter_name is# 'flowedit'})
+    return sort(map(l:items, {_, d -> [d.lnum, d.text, d.type]}))
+  endif
+  return sort(py3eval('[[d["location"]["line_num"], d["text"], d["kind"]] for d in '
+        \ . 'ycm_state.CurrentBuffer()._diag_interface._diagnostics]'))
+endfunction
+
+" the findings of the review, once there are $FLOWEDIT_VIM_FINDINGS
+function! s:Reviewed() abort
+  let l:shown = s:Findings()
+  if len(l:shown) < str2nr($FLOWEDIT_VIM_FINDINGS)
+    return 0
+  endif
+  let s:summary.findings = l:shown
+  let s:summary.reviewed = s:Text()
+  return 1
+endfunction
+
+" "Apply fix: …" on the line of $FLOWEDIT_VIM_FIX, if the client offers it
+function! s:Fix() abort
+  let s:before_fix = s:Text()
+  let [l:line, l:col] = searchpos('\V' . escape($FLOWEDIT_VIM_FIX, '\'), 'cnw')
+  call feedkeys(printf("\<Esc>:call cursor(%d, %d)\<CR>", l:line, l:col), 't')
+  call s:CodeAction(0)
+  call s:Pick('Apply fix: ', 1)
+  return 1
+endfunction
+
+" the fix landed and its finding went (or it was not offered)
+function! s:Fixed() abort
+  if index(s:summary.not_offered, 'not offered: Apply fix: ') >= 0
+    return 1
+  endif
+  let l:shown = s:Findings()
+  if s:Text() is# s:before_fix || len(l:shown) >= len(s:summary.findings)
+    return 0
+  endif
+  let s:summary.fixed = s:Text()
+  let s:summary.after_fix = l:shown
+  return 1
 endfunction
 
 function! s:Finish() abort
@@ -254,6 +314,10 @@ let s:steps = [
       \ ['first edit', function('s:FirstEdit'), 6000],
       \ ['interrupt', function('s:Action', ['FlowEdit: Stop the rewrite']), 1000],
       \ ['interrupted', function('s:Settle', ['interrupted']), 10000],
+      \ ['review', function('s:Action', ['Review file']), 1000],
+      \ ['reviewed', function('s:Reviewed'), 10000],
+      \ ['fix', function('s:Fix'), 1000],
+      \ ['fixed', function('s:Fixed'), 10000],
       \ ['finish', function('s:Finish'), 1000],
       \ ]
 
