@@ -45,6 +45,9 @@ def test_quick_fixes_and_dismiss_for_the_contexts_findings_even_without_their_da
     titles = [a.title for a in finding_actions(doc.uri, board, lsp.CodeActionContext(diagnostics=stripped))]
     assert titles == ["Apply fix: Assignment, not comparison.", "Dismiss this bug finding",
                       "Dismiss this readability finding"]  # (one fix in the file: no "apply all")
+    # ALE sends back neither `source` nor `data`: known by its message
+    bare = [lsp.Diagnostic(range=d.range, message=d.message) for d in diagnostics]
+    assert [a.title for a in finding_actions(doc.uri, board, lsp.CodeActionContext(diagnostics=bare))] == titles
     other = lsp.Diagnostic(range=diagnostics[0].range, message="Assignment, not comparison.", source="pyright")
     assert finding_actions(doc.uri, board, lsp.CodeActionContext(diagnostics=[other])) == []
     only = lsp.CodeActionContext(diagnostics=stripped, only=[lsp.CodeActionKind.Refactor])

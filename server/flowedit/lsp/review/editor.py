@@ -72,11 +72,11 @@ def review_actions(uri: str, selection: dict[str, Any] | None, running: bool,
 
 
 def ours(diagnostics: Iterable[lsp.Diagnostic], board: Findings) -> list[tuple[lsp.Diagnostic, Shown]]:
-    """The request context's diagnostics that are shown findings (by `data`, or by line and message for a
-    client that does not send `data` back)."""
+    """The request context's diagnostics that are shown findings (by `data`, or by message for a client
+    that does not send `data` back; a client that drops `source` too, such as ALE, by message only)."""
     out = []
     for d in diagnostics:
-        if d.source != SOURCE:
+        if d.source not in (SOURCE, None):
             continue
         data = d.data if isinstance(d.data, dict) else {}
         wanted = data.get("review")
