@@ -10,8 +10,9 @@ mid-stream redirects it; typing at 80 ms/key at the end of the buffer while a re
 longest gap between two applied edits ≤ 300 ms. complete: C-M-i inserts the completion fallback's item.
 review: C-c f v reviews the file → its anchored findings in Flymake (not the one quoting code that is not
 there); M-x eglot-code-actions on a finding's line, RET on the default (the fix, preferred) → exactly that
-line fixed, its finding gone; C-c f v on the region reviews its lines only, C-u C-c f v the file's
-uncommitted changes.
+line fixed, its finding gone; a line typed at the top moves the findings down one; "Dismiss this bug finding"
+from eglot-code-actions removes it; C-c f v on the region reviews its lines only, C-u C-c f v the file's
+uncommitted changes, without the dismissed finding.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from tests.lsp.harness import Gateway
 DOC = REPO / "docs" / "editors.md"
 RATE = 300
 KEY_INTERVAL_S = 0.08
+NOTED = "# note\n" + REVIEW_FIXED  # the fixed review text with a line typed at its top
 # what a normal Emacs start does before the init file and `emacs -Q` does not: the packages activated
 PRELUDE = f"""(setq native-comp-deferred-compilation nil)
 (require 'package)
@@ -321,6 +323,18 @@ async def test_emacs_package_shows_a_next_edit_as_an_overlay_tab_jumps_and_appli
     record.save()
 
 
+async def until_lines(term: EmacsTerminal, lines: list[int], timeout: float = 15) -> list[dict]:
+    """What Flymake shows once its diagnostics start on `lines` (asked with C-c g every 50 ms), or after
+    `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        term.press(b"\x03g")
+        shown = (await term.wait_for("flymake", len(term.seen("flymake")) + 1))["diagnostics"]
+        if [d["line"] for d in shown] == lines or time.monotonic() > deadline:
+            return shown
+        await asyncio.sleep(0.05)  # ok: polling the editor's Flymake
+
+
 async def until_findings(term: EmacsTerminal, count: int, timeout: float = 15) -> list[dict]:
     """What Flymake shows once it is `count` diagnostics (asked with C-c g every 50 ms), or after `timeout` s."""
     deadline = time.monotonic() + timeout
@@ -350,6 +364,18 @@ async def test_emacs_package_reviews_into_flymake_and_applies_a_fix_through_eglo
             term.press(b"\r")  # the default: the preferred action
             text = await until_text(User(term), REVIEW_FIXED)
             after = await until_findings(term, 2)
+            # typing holds: a line typed at the top moves both findings down one line
+            term.press(b"\x1b<# note\r")  # M-< and a line of its own
+            typed = await until_text(User(term), NOTED)
+            moved = await until_lines(term, [4, 6])
+            # dismiss: on the division's line, eglot-code-actions → "Dismiss this bug finding"
+            term.press(b"\x1bgg6\r")  # M-g g 6: goto-line
+            term.press(b"\x1bxeglot-code-actions\r")
+            dismissing = await term.wait_for("minibuffer", len(term.seen("minibuffer")) + 1)
+            while "Dismiss" not in dismissing["prompt"]:  # (goto-line's and M-x's minibuffers came first)
+                dismissing = await term.wait_for("minibuffer", len(term.seen("minibuffer")) + 1)
+            term.press(b"Dismiss this bug finding\r")
+            dismissed = await until_lines(term, [4])
             term.press(b"\x03t")  # the region: the last function
             await term.wait_for("marked")
             term.press(b"\x03fv")  # C-c f v: review the region
@@ -371,13 +397,18 @@ async def test_emacs_package_reviews_into_flymake_and_applies_a_fix_through_eglo
     assert "Apply fix: Assignment where a comparison is meant." in picking["prompt"], picking
     assert text == REVIEW_FIXED, (text, messages)
     assert [d["line"] for d in after] == [3, 5], after
+    assert typed == NOTED and [d["line"] for d in moved] == [4, 6], (typed, moved)
+    assert [d["text"] for d in dismissed] == ["flowedit [readability]: Iterate over the items directly."], dismissed
     assert "FlowEdit review: 3 findings" in messages and "Edit successful" not in messages, messages
     assert re.search(r"FlowEdit reviewing… \d+ finding", summary.get("review_mode_line") or ""), summary
     # the region: its lines only (the others' findings fall outside, the fixed one's quote is gone)
-    assert (selection["scope"], selection["state"], selection["findings"], selection["outside"]) == (
-        "selection", "finished", 0, 2), selection
-    # C-u: the uncommitted changes (outside git: the whole file, and Eglot shows the server's note)
-    assert (changes["scope"], changes["state"], changes["findings"]) == ("changes", "finished", 2), changes
+    # (the dismissed finding is counted as dismissed, not shown again)
+    assert (selection["scope"], selection["state"], selection["findings"], selection["outside"],
+            selection["dismissed"]) == ("selection", "finished", 0, 1, 1), selection
+    # C-u: the uncommitted changes (outside git: the whole file, and Eglot shows the server's note); the
+    # dismissed finding is not shown again on the same code
+    assert (changes["scope"], changes["state"], changes["findings"], changes["dismissed"]) == (
+        "changes", "finished", 1, 1), changes
     assert "file.py is not in a git repository: reviewing the whole file" in messages, messages
     record = results.Recorder("emacs+eglot", f"{summary['emacs']} / {summary['eglot']}", seconds)
     record("review", True, "Flymake")
