@@ -54,4 +54,5 @@ VSCODE_COMMANDS = frozenset({
     "flowedit.revertLastRewrite", "flowedit.setApiKey", "flowedit.clearApiKey", "flowedit.restartServer",
     "flowedit.showLog", "flowedit.checkSetupReport", "flowedit.acceptNextWord", "flowedit.acceptNextLine",
     "flowedit.nextEdit.tab", "flowedit.nextEdit.dismiss", "flowedit.dismissInline",
+    "flowedit.reviewSelection", "flowedit.reviewFile", "flowedit.reviewChanges",
 })

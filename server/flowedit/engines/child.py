@@ -64,8 +64,8 @@ async def _serve(spec: EngineSpec, token: str) -> None:
     stats = getattr(getattr(engine, "index", None), "stats", None)
     done = f"Indexed {plural(stats.files, 'file')}, {stats.tokens / 1e6:.1f}M tokens" if stats else "Ready"
     loop = asyncio.get_running_loop()
-    if local.libraries_built.is_set():
-        _tell({"listening": gateway.url, "describe": engine.describe(), "done": done})
+    if local.libraries_built.is_set():  # (built before the workspace was served: a small environment)
+        _tell({"listening": gateway.url, "describe": engine.describe(), "done": done + _libraries(local)})
     else:  # the workspace is served now; the libraries' layer is told when it is in
         _tell({"listening": gateway.url, "describe": engine.describe(), "more": True,
                "done": f"Workspace i{done[1:]}; indexing the Python libraries"})
@@ -104,9 +104,13 @@ async def _tell_libraries(local: LocalEngine, done: str) -> None:
 
     threading.Thread(target=wait, daemon=True, name="flowedit-libraries-told").start()
     await built.wait()
+    _tell({"indexed": done + _libraries(local), "describe": local.describe()})
+
+
+def _libraries(local: LocalEngine) -> str:
+    """What the libraries' layer holds, said after the workspace's figures ("" without one)."""
     lib = local.index.library_stats
-    more = f" and the libraries: {lib.files} files, {lib.tokens / 1e6:.1f}M tokens" if lib else ""
-    _tell({"indexed": done + more, "describe": local.describe()})
+    return f" and the libraries: {lib.files} files, {lib.tokens / 1e6:.1f}M tokens" if lib else ""
 
 
 def main() -> None:
