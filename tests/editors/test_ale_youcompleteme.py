@@ -47,6 +47,7 @@ async def drive(vim: Vim, client: str, heading: str, tmp_path: Path) -> tuple[di
         run = await run_vim(vim, tmp_path, block.replace(ENDPOINT, gw.url), FILE, {
             "FLOWEDIT_VIM_CLIENT": client, "FLOWEDIT_VIM_TARGET": TARGET, "FLOWEDIT_VIM_AFTER": AFTER,
             "FLOWEDIT_VIM_FINDINGS": "2", "FLOWEDIT_VIM_FIX": "print(café)",
+            "FLOWEDIT_VIM_REWRITTEN": FILE.replace(TARGET, ANSWER, 1),
             "PATH": flowedit_on_path(tmp_path) + ":/usr/bin:/bin"})
     seconds = time.monotonic() - started
     summary = run.summary()
@@ -66,10 +67,11 @@ async def test_vim_with_ale(tmp_path: Path) -> None:
     record("inline ghost text", False, NO_INLINE.format("ALE"))
     assert record("completion fallback", any(w.startswith("tot") for w in summary["completions"]),
                   detail=str(summary["completions"])), run.diagnostics()
-    # while the user waits, the first edit lands and the rest waits for ALE's next report (after a key)
-    streamed = summary["rewritten"] == expected and summary["rewrite_states"] >= 3
-    assert streamed, run.diagnostics()
-    assert summary["idle_states"] < summary["rewrite_states"], run.diagnostics()
+    # while the user waits, the first edit lands and the rest waits for ALE's next report (after a key): at
+    # least one state while idle and more after the keys (how many: what arrived between two of ALE's
+    # reports goes as one edit, frame-paced — 2 or 3 states here, as the machine's timing falls)
+    assert summary["rewritten"] == expected, run.diagnostics()
+    assert 1 <= summary["idle_states"] < summary["rewrite_states"], run.diagnostics()
     record("streamed rewrite", False, "ALE reports the buffer only after a key (or CursorHold), and never answers "
            "applyEdit: the rewrite lands one step per key, and stands still while you wait",
            detail=f"idle 2 s: {summary['idle_states']} states; then {summary['rewrite_states']} after "

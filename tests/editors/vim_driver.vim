@@ -168,14 +168,16 @@ function! s:Idle() abort
   return 1
 endfunction
 
-" then moves the cursor every 150 ms until the text stops changing for 1.5 s (or 8 s)
+" then moves the cursor every 150 ms until the text is the rewritten one ($FLOWEDIT_VIM_REWRITTEN), or it
+" stops changing for 1.5 s (ALE, which moves only on keys: 4 s — a busy machine lags), or 8 s
 function! s:Keys() abort
   if s:Elapsed() >= 150 * s:keys
     let s:keys += 1
     call feedkeys(s:keys % 2 ? 'l' : 'h', 't')
   endif
   let l:quiet = s:Ms() - s:summary.states[-1].ms
-  if (l:quiet > 1500 && s:Elapsed() > 1500) || s:Elapsed() > 8000
+  let l:patience = s:client is# 'ale' ? 4000 : 1500
+  if s:Text() is# $FLOWEDIT_VIM_REWRITTEN || (l:quiet > l:patience && s:Elapsed() > 1500) || s:Elapsed() > 8000
     let s:summary.keys = s:keys
     let s:summary.rewritten = s:Text()
     let s:summary.rewrite_states = len(s:summary.states) - s:rewrite_from
