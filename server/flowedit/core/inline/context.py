@@ -90,16 +90,7 @@ def cursor_at(doc: Document, offset: int, lookahead: int = LOOKAHEAD, sample_lin
     nxt = tuple(doc.line_text(i) for i in range(line + 1, min(line + 1 + lookahead, doc.line_count)))
     sample = [doc.line_text(i) for i in range(max(0, line - sample_lines), min(doc.line_count, line + sample_lines))]
     return Cursor(doc.text[start:offset], doc.text[offset:end], nxt, detect_indent_unit(sample, default=None),
-                  in_text=in_triple_quotes(doc.text[:offset]))
-
-
-def in_triple_quotes(before: str) -> bool:
-    """Whether the end of `before` is inside a triple-quoted string (a Python docstring): an odd number of
-    either kind of triple quote in it."""
-    return before.count(_TRIPLE_DOUBLE) % 2 == 1 or before.count(_TRIPLE_SINGLE) % 2 == 1
-
-
-_TRIPLE_DOUBLE, _TRIPLE_SINGLE = '"' * 3, "'" * 3
+                  in_text=doc.in_triple_quotes(offset))
 
 
 def snippet_around(doc: Document, offset: int, path: str, lines: int = 8) -> Snippet:

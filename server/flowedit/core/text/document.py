@@ -16,6 +16,7 @@ from typing import Protocol
 from flowedit.core.text.chunks import Text
 from flowedit.core.text.columns import CHUNK, ColumnIndex, Encoding
 from flowedit.core.text.lines import LineStarts
+from flowedit.core.text.quotes import TripleQuotes
 
 _EOL = re.compile(r"\r\n|\r|\n")
 
@@ -129,6 +130,8 @@ class Document:
         self._chunk = column_chunk
         self._long = 2 * (column_chunk or CHUNK)
         self._columns: ColumnIndex | None = None
+        self._block = line_block
+        self._quotes: TripleQuotes | None = None  # found at the first question about them
         self.observers: list[ChangeObserver] = []
         self._predicted: list[_Predicted] = []  # edits the editor applied and has not reported yet, in order
         self.resyncs = 0  # reports that contradicted the predicted edits (`_resync`): a sign of a bug
@@ -204,6 +207,16 @@ class Document:
         if self._columns is None:
             self._columns = ColumnIndex(self.text, self._chunk)
         return self._columns
+
+    def in_triple_quotes(self, offset: int) -> bool:
+        """Whether `offset` is inside a triple-quoted string (a Python docstring): after an odd number of
+        either kind of triple quote."""
+        return self._triple_quotes().inside(offset)
+
+    def _triple_quotes(self) -> TripleQuotes:
+        if self._quotes is None:
+            self._quotes = TripleQuotes(self.text, self._block)
+        return self._quotes
 
     def eol(self) -> str:
         """The document's line terminator style (the first one found; `\\n` if none)."""
@@ -312,6 +325,8 @@ class Document:
         self._reindex(change)
         if self._columns is not None:
             self._columns.replace(self.text, change.start, change.end, change.delta)
+        if self._quotes is not None:
+            self._quotes.replace(self.text, change.start, change.end, change.delta)
 
     def _reindex(self, change: Change) -> None:
         # starts before the change only depend on the text before it, starts after it on the text after it
