@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from flowedit.core.inline.context import cursor_at
 from flowedit.core.text.document import Change, Document
+from flowedit.core.text.quotes import Offsets
 from tests.budget import budget
 
 PIECES = st.sampled_from(['"""', "'''", '"', "'", "\\", "#", "\n", "a", "b"])
@@ -36,10 +37,8 @@ def a_change(data, doc: Document) -> Change:
 @settings(max_examples=budget(400), deadline=None)
 @given(TEXT, st.data())
 def test_the_kept_quotes_answer_as_a_count_before_the_offset_through_changes(text, data):
-    # blocks of 1-3 ends: a few quotes span many blocks (the default is 512); text chunks of 1-4 code
-    # points: a run of quotes is cut between chunks
-    doc = Document("file:///q.py", text, 1, "python", line_block=data.draw(st.sampled_from([1, 2, 3, 512])),
-                   text_chunk=data.draw(st.sampled_from([1, 2, 4, 4096])))
+    # text chunks of 1-4 code points: a run of quotes is cut between chunks
+    doc = Document("file:///q.py", text, 1, "python", text_chunk=data.draw(st.sampled_from([1, 2, 4, 4096])))
     assert_like_a_count(doc, list(range(len(doc.text) + 1)))
     quotes = doc._triple_quotes()
     for _ in range(data.draw(st.integers(1, 6))):
@@ -53,6 +52,22 @@ def test_the_kept_quotes_answer_as_a_count_before_the_offset_through_changes(tex
             doc.apply_changes([report], doc.version)
         assert_like_a_count(doc, list(range(len(doc.text) + 1)))
     assert doc._triple_quotes() is quotes  # kept through the changes, not found again
+
+
+@settings(max_examples=budget(300), deadline=None)
+@given(st.lists(st.integers(0, 60), max_size=12).map(sorted), st.data())
+def test_offsets_moved_lazily_are_where_each_change_put_them(offsets, data):
+    kept, naive = Offsets(list(offsets)), list(offsets)
+    for _ in range(data.draw(st.integers(1, 8))):
+        start = data.draw(st.integers(0, 70))
+        end = data.draw(st.integers(start, 70))
+        delta = data.draw(st.integers(start - end, 10))
+        new = sorted(set(data.draw(st.lists(st.integers(start, end + delta), max_size=3))))
+        kept.replace(start, end, new, delta)
+        naive = [p for p in naive if p < start] + new + [p + delta for p in naive if p > end]
+        assert kept.as_list() == naive
+        for offset in range(-1, 82):
+            assert kept.count(offset) == sum(p <= offset for p in naive), offset
 
 
 @settings(max_examples=budget(100), deadline=None)

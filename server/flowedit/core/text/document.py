@@ -130,7 +130,6 @@ class Document:
         self._chunk = column_chunk
         self._long = 2 * (column_chunk or CHUNK)
         self._columns: ColumnIndex | None = None
-        self._block = line_block
         self._quotes: TripleQuotes | None = None  # found at the first question about them
         self.observers: list[ChangeObserver] = []
         self._predicted: list[_Predicted] = []  # edits the editor applied and has not reported yet, in order
@@ -215,7 +214,7 @@ class Document:
 
     def _triple_quotes(self) -> TripleQuotes:
         if self._quotes is None:
-            self._quotes = TripleQuotes(self.text, self._block)
+            self._quotes = TripleQuotes(self.text)
         return self._quotes
 
     def eol(self) -> str:
