@@ -87,8 +87,8 @@ def cursor_at(doc: Document, offset: int, lookahead: int = LOOKAHEAD, sample_lin
     """The shape rules' view of the cursor: its line split in two, the next lines, the indent step."""
     line = doc.line_of(offset)
     start, end = doc.line_start(line), doc.line_end(line)
-    nxt = tuple(doc.line_text(i) for i in range(line + 1, min(line + 1 + lookahead, doc.line_count)))
-    sample = [doc.line_text(i) for i in range(max(0, line - sample_lines), min(doc.line_count, line + sample_lines))]
+    nxt = tuple(doc.lines(line + 1, line + 1 + lookahead))
+    sample = doc.lines(line - sample_lines, line + sample_lines)
     return Cursor(doc.text[start:offset], doc.text[offset:end], nxt, detect_indent_unit(sample, default=None),
                   in_text=doc.in_triple_quotes(offset))
 
