@@ -114,4 +114,6 @@ def accepted_view(doc: Document, start: int, end: int, text: str, prefix_tokens:
                doc.line_of(end) + max(lines, LOOKAHEAD))
     hi = doc.line_start(last + 1) if last + 1 < doc.line_count else len(doc.text)
     window = doc.text[lo:start] + text + doc.text[end:hi]
-    return Document(doc.uri, window, doc.version, doc.language_id), start - lo + len(text), lo
+    # (a line start: no triple quote reaches across it, so those above it count as they do in `doc`)
+    view = Document(doc.uri, window, doc.version, doc.language_id, quotes_above=doc.triple_quotes(lo))
+    return view, start - lo + len(text), lo

@@ -118,7 +118,7 @@ class Document:
 
     def __init__(self, uri: str, text: str, version: int = 0, language_id: str = "", *,
                  line_block: int | None = None, column_chunk: int | None = None,
-                 text_chunk: int | None = None) -> None:
+                 text_chunk: int | None = None, quotes_above: tuple[int, int] = (0, 0)) -> None:
         self.uri = uri
         self.language_id = language_id
         self.version = version
@@ -131,6 +131,7 @@ class Document:
         self._long = 2 * (column_chunk or CHUNK)
         self._columns: ColumnIndex | None = None
         self._quotes: TripleQuotes | None = None  # found at the first question about them
+        self._quotes_above = quotes_above  # a window of a larger document: its triple quotes above the window
         self.observers: list[ChangeObserver] = []
         self._predicted: list[_Predicted] = []  # edits the editor applied and has not reported yet, in order
         self.resyncs = 0  # reports that contradicted the predicted edits (`_resync`): a sign of a bug
@@ -220,9 +221,13 @@ class Document:
         either kind of triple quote."""
         return self._triple_quotes().inside(offset)
 
+    def triple_quotes(self, offset: int) -> tuple[int, int]:
+        """How many `\"\"\"` and `'''` there are before `offset`."""
+        return self._triple_quotes().counts(offset)
+
     def _triple_quotes(self) -> TripleQuotes:
         if self._quotes is None:
-            self._quotes = TripleQuotes(self.text)
+            self._quotes = TripleQuotes(self.text, self._quotes_above)
         return self._quotes
 
     def eol(self) -> str:

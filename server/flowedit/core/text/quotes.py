@@ -26,13 +26,15 @@ _STEP = 64  # characters read at a time when looking for the end of a run of quo
 class TripleQuotes:
     """The ends of a text's triple quotes of each kind; `replace` keeps them right through a change."""
 
-    def __init__(self, text: str | Text) -> None:
+    def __init__(self, text: str | Text, above: tuple[int, int] = (0, 0)) -> None:
         whole = str(text)
         self._ends = tuple(Offsets(_ends(find, whole, 0)) for find in _FIND)
+        self._above = above  # those before the text's start, in the document it is a window of
 
     def counts(self, offset: int) -> tuple[int, int]:
-        """How many `\"\"\"` and `'''` there are in `text[:offset]` (`str.count` of each)."""
-        return self._ends[0].count(offset), self._ends[1].count(offset)
+        """How many `\"\"\"` and `'''` there are before `offset` (`str.count` of each in `text[:offset]`,
+        and those above the text)."""
+        return self._above[0] + self._ends[0].count(offset), self._above[1] + self._ends[1].count(offset)
 
     def inside(self, offset: int) -> bool:
         """Whether `offset` is inside a triple-quoted string: after an odd number of either kind."""
