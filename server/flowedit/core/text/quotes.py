@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from flowedit.core.text.chunks import Text
 
-TRIPLES = ('"' * 3, "'" * 3)
+_TRIPLES = ('"' * 3, "'" * 3)
 _QUOTES = "\"'"
-_FIND = tuple(re.compile(q) for q in TRIPLES)  # (finditer: non-overlapping, left to right, as str.count)
+_FIND = tuple(re.compile(q) for q in _TRIPLES)  # (finditer: non-overlapping, left to right, as str.count)
 _STEP = 64  # characters read at a time when looking for the end of a run of quotes
 
 
