@@ -2,6 +2,9 @@
 
 - core: `Document.apply` of one character (and of one line break) in the middle of each, µs (p50 of
   `--keys` keystrokes): the server's own copy of the text and its line index;
+- core: the inline completion's view of the cursor (`cursor_at` and `fim_context`) at the end of each document,
+  µs (p50 after each of `--keys` keystrokes there), beside the keystroke's `Document.apply`: what a completion
+  request reads of a large document before it asks the model;
 - core: a position in the middle of a 1 MB line that is not ASCII, each way (UTF-16, UTF-8), ms: p50 after
   each of `--keys` keystrokes there, and the first conversion (which counts the line at checkpoints);
 - server: a whole rewrite inside a 1 MB line beside the same rewrite in a short line (target ratio ≤ 2),
@@ -32,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or via `flowedit bench document`
 from soak_bench import process_figures  # noqa: E402
 
+from flowedit.core.inline.context import cursor_at, fim_context
 from flowedit.core.text.document import Change, Document, Encoding
 from flowedit.editor_standin.client import EditorClient
 
@@ -48,6 +52,22 @@ def core_us(text: str, keys: int, insert: str) -> float:
         doc.apply(Change(at + i, at + i, insert))
         times.append((time.perf_counter() - t0) * 1e6)
     return statistics.median(times)
+
+
+def inline_context_us(text: str, keys: int) -> tuple[float, float]:
+    """p50s of a keystroke at the end of `text` and of the inline completion's context there after it, µs."""
+    doc = Document("file:///bench.py", text, language_id="python")
+    applied, read = [], []
+    for _ in range(keys):
+        at = len(doc.text)
+        t0 = time.perf_counter()
+        doc.apply(Change(at, at, "a"))
+        t1 = time.perf_counter()
+        cursor_at(doc, at + 1)
+        fim_context(doc, at + 1, "bench.py")
+        read.append((time.perf_counter() - t1) * 1e6)
+        applied.append((t1 - t0) * 1e6)
+    return statistics.median(applied), statistics.median(read)
 
 
 def line_columns_ms(line: str, enc: Encoding, keys: int) -> tuple[float, float, float]:
@@ -164,6 +184,9 @@ def main(argv: list[str] | None = None) -> None:
         tiny, big = core_us(TINY, args.keys, insert), core_us(BIG, args.keys, insert)
         print(f"core Document.apply of {what:<13} tiny {tiny:7.1f} µs   1 MB {big:7.1f} µs   "
               f"difference {big - tiny:7.1f} µs")
+    (tiny_apply, tiny), (big_apply, big) = inline_context_us(TINY, args.keys), inline_context_us(BIG, args.keys)
+    print(f"core inline context at the end       tiny {tiny:7.1f} µs   1 MB {big:7.1f} µs   difference "
+          f"{big - tiny:7.1f} µs   (the keystroke's apply before it: tiny {tiny_apply:.1f} µs, 1 MB {big_apply:.1f} µs)")
     long_line = ("é中😀 abc " * 150_000)[:1_000_000]  # one 1 MB line, not ASCII
     for enc in (Encoding.UTF16, Encoding.UTF8):
         first, to_position, to_offset = line_columns_ms(long_line, enc, args.keys)

@@ -16,7 +16,7 @@ FIGURES = {
                    "calls/100 keys", "key→call p50 ms", "accept → next", "next p50 ms", "follow-ups",
                    "later new tok p50", "later ghost p50 ms", "input tok/100 keys", "billed tok/100 keys", "warm-up —", "warm-ups", "key new tok",
                    "ghost after reading p50 ms"],
-    "document": ["core Document.apply of a character", "middle of a 1 MB line, utf-16", "position → offset",
+    "document": ["core Document.apply of a character", "core inline context at the end", "middle of a 1 MB line, utf-16", "position → offset",
                  "rewrite inside a line", "ratio",
                  "server keystroke + round trip", "difference", "open documents of 10,000 lines", "× the text"],
     "engine": ["build:", "index:", "generation:", "requests:", "incremental update"],

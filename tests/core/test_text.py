@@ -55,6 +55,15 @@ def test_line_index_holds_lines_longer_than_its_small_integers(lengths, data):
             assert doc.line_of(offset) == sum(1 for p in naive if p <= offset) - 1, offset
 
 
+@given(TEXT, st.data())
+def test_a_run_of_lines_read_at_once_is_each_line_read_alone(text, data):
+    # text chunks of 1-3 code points: a CR LF pair is cut between two chunks
+    doc = Document("file:///t", text, text_chunk=data.draw(st.sampled_from([1, 2, 3, 4096])))
+    first = data.draw(st.integers(-3, doc.line_count + 2))
+    stop = data.draw(st.integers(-3, doc.line_count + 3))
+    assert doc.lines(first, stop) == [doc.line_text(i) for i in range(max(first, 0), min(stop, doc.line_count))]
+
+
 @settings(max_examples=300)
 @given(TEXT, ENC, st.data())
 def test_positions_agree_with_an_independent_scan(text, enc, data):

@@ -87,19 +87,10 @@ def cursor_at(doc: Document, offset: int, lookahead: int = LOOKAHEAD, sample_lin
     """The shape rules' view of the cursor: its line split in two, the next lines, the indent step."""
     line = doc.line_of(offset)
     start, end = doc.line_start(line), doc.line_end(line)
-    nxt = tuple(doc.line_text(i) for i in range(line + 1, min(line + 1 + lookahead, doc.line_count)))
-    sample = [doc.line_text(i) for i in range(max(0, line - sample_lines), min(doc.line_count, line + sample_lines))]
+    nxt = tuple(doc.lines(line + 1, line + 1 + lookahead))
+    sample = doc.lines(line - sample_lines, line + sample_lines)
     return Cursor(doc.text[start:offset], doc.text[offset:end], nxt, detect_indent_unit(sample, default=None),
-                  in_text=in_triple_quotes(doc.text[:offset]))
-
-
-def in_triple_quotes(before: str) -> bool:
-    """Whether the end of `before` is inside a triple-quoted string (a Python docstring): an odd number of
-    either kind of triple quote in it."""
-    return before.count(_TRIPLE_DOUBLE) % 2 == 1 or before.count(_TRIPLE_SINGLE) % 2 == 1
-
-
-_TRIPLE_DOUBLE, _TRIPLE_SINGLE = '"' * 3, "'" * 3
+                  in_text=doc.in_triple_quotes(offset))
 
 
 def snippet_around(doc: Document, offset: int, path: str, lines: int = 8) -> Snippet:
@@ -123,4 +114,6 @@ def accepted_view(doc: Document, start: int, end: int, text: str, prefix_tokens:
                doc.line_of(end) + max(lines, LOOKAHEAD))
     hi = doc.line_start(last + 1) if last + 1 < doc.line_count else len(doc.text)
     window = doc.text[lo:start] + text + doc.text[end:hi]
-    return Document(doc.uri, window, doc.version, doc.language_id), start - lo + len(text), lo
+    # (a line start: no triple quote reaches across it, so those above it count as they do in `doc`)
+    view = Document(doc.uri, window, doc.version, doc.language_id, quotes_above=doc.triple_quotes(lo))
+    return view, start - lo + len(text), lo

@@ -16,6 +16,7 @@ from typing import Protocol
 from flowedit.core.text.chunks import Text
 from flowedit.core.text.columns import CHUNK, ColumnIndex, Encoding
 from flowedit.core.text.lines import LineStarts
+from flowedit.core.text.quotes import TripleQuotes
 
 _EOL = re.compile(r"\r\n|\r|\n")
 
@@ -117,7 +118,7 @@ class Document:
 
     def __init__(self, uri: str, text: str, version: int = 0, language_id: str = "", *,
                  line_block: int | None = None, column_chunk: int | None = None,
-                 text_chunk: int | None = None) -> None:
+                 text_chunk: int | None = None, quotes_above: tuple[int, int] = (0, 0)) -> None:
         self.uri = uri
         self.language_id = language_id
         self.version = version
@@ -129,6 +130,8 @@ class Document:
         self._chunk = column_chunk
         self._long = 2 * (column_chunk or CHUNK)
         self._columns: ColumnIndex | None = None
+        self._quotes: TripleQuotes | None = None  # found at the first question about them
+        self._quotes_above = quotes_above  # a window of a larger document: its triple quotes above the window
         self.observers: list[ChangeObserver] = []
         self._predicted: list[_Predicted] = []  # edits the editor applied and has not reported yet, in order
         self.resyncs = 0  # reports that contradicted the predicted edits (`_resync`): a sign of a bug
@@ -158,6 +161,14 @@ class Document:
     def line_text(self, line: int) -> str:
         """The text of `line` without its terminator."""
         return self.text[self.line_start(line) : self.line_end(line)]
+
+    def lines(self, first: int, stop: int) -> list[str]:
+        """The texts of lines `first` to `stop - 1` (those the document has), without their terminators: one
+        read of the text and a split in C, not a read a line (400 lines: ~30 µs instead of ~600)."""
+        first, stop = max(first, 0), min(stop, len(self._starts))
+        if first >= stop:
+            return []
+        return _EOL.split(self.text[self._starts[first] : self.line_end(stop - 1)])
 
     def line_of(self, offset: int) -> int:
         """The line holding `offset`."""
@@ -204,6 +215,20 @@ class Document:
         if self._columns is None:
             self._columns = ColumnIndex(self.text, self._chunk)
         return self._columns
+
+    def in_triple_quotes(self, offset: int) -> bool:
+        """Whether `offset` is inside a triple-quoted string (a Python docstring): after an odd number of
+        either kind of triple quote."""
+        return self._triple_quotes().inside(offset)
+
+    def triple_quotes(self, offset: int) -> tuple[int, int]:
+        """How many `\"\"\"` and `'''` there are before `offset`."""
+        return self._triple_quotes().counts(offset)
+
+    def _triple_quotes(self) -> TripleQuotes:
+        if self._quotes is None:
+            self._quotes = TripleQuotes(self.text, self._quotes_above)
+        return self._quotes
 
     def eol(self) -> str:
         """The document's line terminator style (the first one found; `\\n` if none)."""
@@ -312,6 +337,8 @@ class Document:
         self._reindex(change)
         if self._columns is not None:
             self._columns.replace(self.text, change.start, change.end, change.delta)
+        if self._quotes is not None:
+            self._quotes.replace(self.text, change.start, change.end, change.delta)
 
     def _reindex(self, change: Change) -> None:
         # starts before the change only depend on the text before it, starts after it on the text after it
