@@ -84,7 +84,7 @@ async def test_vim_with_ale(tmp_path: Path) -> None:
     record("position encoding", summary["rewritten"] == expected, "bytes")
     # the review: "Review file" from :ALECodeAction, its findings in ALE's loclist at the lines they quote (the
     # interrupted rewrite moved them); ALE sends the finding back without its source or data, and the server
-    # knows it by its message: "Apply fix: …" fixes exactly that line, its finding gone
+    # knows it by its message and line: "Apply fix: …" fixes exactly that line, its finding gone
     row = summary["reviewed"].splitlines().index(FIX_LINE) + 1
     findings = [[row, "Prints without flushing.", "W"], [row + 1, "A one-letter name.", "W"]]
     assert summary["findings"] == findings and not summary["not_offered"], run.diagnostics()

@@ -147,6 +147,35 @@ async def test_a_models_habits_never_put_a_squiggle_off_its_quote():
         await gateway.__aexit__()
 
 
+async def test_a_client_that_sends_a_finding_back_without_data_or_source_acts_on_that_one_of_one_message():
+    """Two findings of one message on different lines: a client that drops `data` and `source` (ALE does) gets
+    the one it sent back, known by its place, even after the user typed above."""
+    text = "def box(w, h):\n    scale = 2\n    label = 'm² 😀'\n    return w * h\n"
+    answer = (finding(2, "    scale = 2", "Unused variable.", "_scale = 2", "style")
+              + finding(3, "    label = 'm² 😀'", "Unused variable.", "_label = 'm² 😀'", "style"))
+    gateway, ed = await start(ScriptedEngine("", rate=2000, review_text=answer), next_edit={"enabled": False},
+                              inline={"enabled": False})
+    try:
+        ed.open(URI, text)
+        assert (await ed.review_ended(await ed.review(URI, "file")))["findings"] == 2
+        ed.type(URI, 0, 0, "import math\n\n")
+        first, second = await ed.wait_until(lambda: (f := ed.findings(URI)) and f[0].range.start.line == 3 and f,
+                                            "the findings moved down")
+        assert ed.lines_of(URI, second) == "    label = 'm² 😀'"
+        bare = lsp.Diagnostic(range=second.range, message=second.message)
+        at = ed.text(URI).index("    label")
+        fix = next(a for a in await ed.code_actions(URI, at, at, [bare]) if a.title.startswith("Apply fix"))
+        before = ed.text(URI)
+        assert (await ed.run_action(fix))["applied"] is True
+        await ed.wait_until(lambda: ed.text(URI) != before, "the fix")
+        assert ed.text(URI) == "import math\n\n" + text.replace("    label", "    _label")
+        await ed.wait_until(lambda: len(ed.findings(URI)) == 1, "the fixed finding gone")
+        assert ed.findings(URI) == [first] and ed.lines_of(URI, first) == "    scale = 2"
+    finally:
+        await ed.stop()
+        await gateway.__aexit__()
+
+
 async def test_a_new_review_replaces_the_running_one_and_interrupt_keeps_what_is_shown():
     slow = ANSWER + finding(1, "def mean(xs):", "Name the parameter for what it holds.", None, "readability") * 8
     engine = ScriptedEngine("", rate=300, review_text=slow)

@@ -42,16 +42,45 @@ def test_quick_fixes_and_dismiss_for_the_contexts_findings_even_without_their_da
     doc, board = shown()
     diagnostics = publication(doc, board, Encoding.UTF16, versioned=False).diagnostics
     stripped = [lsp.Diagnostic(range=d.range, message=d.message, source=d.source) for d in diagnostics]
-    titles = [a.title for a in finding_actions(doc.uri, board, lsp.CodeActionContext(diagnostics=stripped))]
+    titles = [a.title for a in finding_actions(doc, board, lsp.CodeActionContext(diagnostics=stripped), Encoding.UTF16)]
     assert titles == ["Apply fix: Assignment, not comparison.", "Dismiss this bug finding",
                       "Dismiss this readability finding"]  # (one fix in the file: no "apply all")
-    # ALE sends back neither `source` nor `data`: known by its message
+    # ALE sends back neither `source` nor `data`: known by its message and range
     bare = [lsp.Diagnostic(range=d.range, message=d.message) for d in diagnostics]
-    assert [a.title for a in finding_actions(doc.uri, board, lsp.CodeActionContext(diagnostics=bare))] == titles
+    assert [a.title for a in finding_actions(doc, board, lsp.CodeActionContext(diagnostics=bare), Encoding.UTF16)] == titles
     other = lsp.Diagnostic(range=diagnostics[0].range, message="Assignment, not comparison.", source="pyright")
-    assert finding_actions(doc.uri, board, lsp.CodeActionContext(diagnostics=[other])) == []
+    assert finding_actions(doc, board, lsp.CodeActionContext(diagnostics=[other]), Encoding.UTF16) == []
     only = lsp.CodeActionContext(diagnostics=stripped, only=[lsp.CodeActionKind.Refactor])
-    assert finding_actions(doc.uri, board, only) == []
+    assert finding_actions(doc, board, only, Encoding.UTF16) == []
+
+
+def unused(line: int, quote: str, improved: str | None) -> str:
+    return json.dumps({"start_line": line, "end_line": line + quote.count("\n"), "existing_code": quote,
+                       "improved_code": improved, "message": "Unused variable.", "severity": "warning",
+                       "label": "style"}) + "\n"
+
+
+def test_findings_of_one_message_are_told_apart_by_their_place_without_their_data():
+    doc = Document("file:///w/g.py", "def g(a, b):\n    x = a\n    y = b\n    return 0\n", 1)
+    board = Findings()
+    board.add(ReviewSession(doc, "file", [(0, doc.line_count - 1)]).feed(
+        unused(2, "    x = a", "_x = a") + unused(3, "    y = b", "_y = b") + unused(3, "    y = b\n    return 0", None)))
+    published = publication(doc, board, Encoding.UTF16, versioned=False).diagnostics
+    assert [(d.range.start.line, d.range.end.line) for d in published] == [(1, 1), (2, 2), (2, 3)]
+
+    def acted_on(r: lsp.Range) -> list[tuple[str, int]]:
+        context = lsp.CodeActionContext(diagnostics=[lsp.Diagnostic(range=r, message="Unused variable.")])
+        return [(a.title.split(":")[0], a.command.arguments[0]["id"]) for a in
+                finding_actions(doc, board, context, Encoding.UTF16) if a.command and "id" in a.command.arguments[0]]
+
+    # without `data` (nor `source`): each diagnostic's own finding, by its very range
+    for d in published:
+        assert acted_on(d.range) == [("Apply fix", d.data["review"])] * d.data["fix"] + \
+            [("Dismiss this style finding", d.data["review"])]
+    # ALE sends its own columns: the finding that starts on that line; none on a line without one
+    ale = lsp.Range(start=lsp.Position(line=1, character=4), end=lsp.Position(line=1, character=9))
+    assert [i for _, i in acted_on(ale)] == [published[0].data["review"]] * 2
+    assert acted_on(lsp.Range(start=lsp.Position(line=3, character=0), end=lsp.Position(line=3, character=4))) == []
 
 
 def test_review_actions_follow_the_selection_and_the_kinds_asked_for():

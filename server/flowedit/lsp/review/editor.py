@@ -71,9 +71,10 @@ def review_actions(uri: str, selection: dict[str, Any] | None, running: bool,
     return out
 
 
-def ours(diagnostics: Iterable[lsp.Diagnostic], board: Findings) -> list[tuple[lsp.Diagnostic, Shown]]:
-    """The request context's diagnostics that are shown findings (by `data`, or by message for a client
-    that does not send `data` back; a client that drops `source` too, such as ALE, by message only)."""
+def ours(diagnostics: Iterable[lsp.Diagnostic], doc: Document, board: Findings,
+         enc: Encoding) -> list[tuple[lsp.Diagnostic, Shown]]:
+    """The request context's diagnostics that are shown findings (by `data`, or by message and place for a
+    client that does not send `data` back; a client that drops `source` too, such as ALE, the same)."""
     out = []
     for d in diagnostics:
         if d.source not in (SOURCE, None):
@@ -82,19 +83,30 @@ def ours(diagnostics: Iterable[lsp.Diagnostic], board: Findings) -> list[tuple[l
         wanted = data.get("review")
         item = board.shown.get(wanted) if isinstance(wanted, int) else None
         if item is None:
-            item = next((s for s in board.shown.values() if s.finding.message == d.message), None)
+            item = _placed(d, doc, board, enc)
         if item is not None:
             out.append((d, item))
     return out
 
 
-def finding_actions(uri: str, board: Findings, context: lsp.CodeActionContext) -> list[lsp.CodeAction]:
+def _placed(d: lsp.Diagnostic, doc: Document, board: Findings, enc: Encoding) -> Shown | None:
+    """The shown finding with the diagnostic's message at its range, else at its start line (a client such as
+    ALE sends its own columns back): two findings with one message ("unused variable") differ by their place."""
+    same = [(s, convert.lsp_range(doc, s.region.start, s.region.end, enc)) for s in board.shown.values()
+            if s.finding.message == d.message]
+    exact = next((s for s, r in same if r == d.range), None)
+    return exact or next((s for s, r in same if r.start.line == d.range.start.line), None)
+
+
+def finding_actions(doc: Document, board: Findings, context: lsp.CodeActionContext,
+                    enc: Encoding) -> list[lsp.CodeAction]:
     """For each finding among the request's diagnostics: apply its fix (if it has one), dismiss it; and
     apply every fix of the file when there is more than one."""
     out: list[lsp.CodeAction] = []
     if not _wanted(QUICKFIX, context.only):
         return out
-    for d, item in ours(context.diagnostics, board):
+    uri = doc.uri
+    for d, item in ours(context.diagnostics, doc, board, enc):
         if fixable(item):
             title = f"Apply fix: {textwrap.shorten(item.finding.message, 70, placeholder='…')}"
             out.append(_action(title, QUICKFIX, names.APPLY_REVIEW_FIX, {"uri": uri, "id": item.id}, [d], True))

@@ -337,8 +337,9 @@ class Reviews:
                      selection: dict[str, Any] | None) -> list[lsp.CodeAction]:
         """Review actions, and the actions of the findings in the request's context."""
         running = any(j.uri in (uri, None) and not j.done.is_set() for j in self.jobs.values())
-        board = self.boards.get(uri)
-        out = editor.finding_actions(uri, board, context) if board is not None else []
+        board, doc = self.boards.get(uri), self._doc(uri)
+        out = editor.finding_actions(doc, board, context, self.host.encoding) \
+            if board is not None and doc is not None else []
         return out + editor.review_actions(uri, selection, running, context.only)
 
     # ------------------------------------------------------------------ the server's Feature (lsp/feature.py)
