@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 from flowedit.core.rewrite.echo import EditorHabits
 from flowedit.core.text.region import Region
-from flowedit.core.rewrite.session import EditBatch, Mode, RewriteSession, SessionLimits
+from flowedit.core.rewrite.events import EditBatch, Mode, SessionLimits
+from flowedit.core.rewrite.session import RewriteSession
 from flowedit.core.text.document import Change, Document, Encoding, Position
 
 URI = "file:///sim.py"

@@ -63,7 +63,7 @@ def test_a_dismissed_suggestion_is_not_offered_again_at_the_same_text_from_the_c
     moved.ctx = fim_context(_typed(keys="y = 1\n", at=0), AT + 6, "a.py")  # (the text before it changed)
     assert session.remember(moved, "", "42 + x") is not None
     session.closed(URI)
-    assert session.dismissals == {}
+    assert session.suggestions.dismissals == {}
 
 
 def test_a_dismissal_ends_the_speculation_on_the_suggestion_and_its_running_call():
@@ -128,7 +128,7 @@ def test_tokens_until_complete_enough_then_the_answer():
     session.token(call, "_alpha(1)\nmore", 0.06)
     assert answer_of(call, "co") == "compute_alpha(1)"
     suggestion, rest = session.remember(call, "co", "compute_alpha(1)", reused=True)
-    assert rest == "mpute_alpha(1)" and session.shown[suggestion.id] is suggestion
+    assert rest == "mpute_alpha(1)" and session.suggestions.shown[suggestion.id] is suggestion
     assert session.counters.reuse_hits == 1
 
 
@@ -214,16 +214,16 @@ def test_the_best_place_known_is_the_last_request_else_the_end_of_the_edited_lin
     session = InlineSession()
     crlf = "a = 1\r\nresult = \r\nprint(result)\r\n"
     doc = Document(URI, crlf)
-    assert session.best_place(URI, doc) == 0  # nothing known: the file's start
+    assert session.places.best(URI, doc) == 0  # nothing known: the file's start
     session.key(URI, crlf.index("result") + 2)  # an edit: the end of its line, before the CR LF
-    assert session.best_place(URI, doc) == crlf.index(" \r\nprint") + 1
+    assert session.places.best(URI, doc) == crlf.index(" \r\nprint") + 1
     request, _ = session.request(URI, 0.0)
     session.request_ended(URI, request, 3, None)  # a request's cursor: exactly there
-    assert session.best_place(URI, doc) == 3
+    assert session.places.best(URI, doc) == 3
     session.closed(URI)  # kept across a close (the document may open again)
-    assert session.best_place(URI, doc) == 3
-    assert session.best_place(URI, Document(URI, "ab")) == 2  # clamped to a shorter text
-    assert session.best_place(OTHER, doc) == 0
+    assert session.places.best(URI, doc) == 3
+    assert session.places.best(URI, Document(URI, "ab")) == 2  # clamped to a shorter text
+    assert session.places.best(OTHER, doc) == 0
 
 
 def test_closing_ends_everything_of_the_document_and_nothing_else():
@@ -239,7 +239,7 @@ def test_closing_ends_everything_of_the_document_and_nothing_else():
     actions = session.closed(URI)
     assert StopCall(call) in actions and StopCall(warm) in actions and Supersede(request) in actions
     assert {Disarm(URI, timer) for timer in (SPECULATE, REST, ORPHAN)} <= set(actions)
-    assert URI not in session.docs and list(session.recent) == [OTHER] and not session.shown
+    assert URI not in session.docs and list(session.places.recent) == [OTHER] and not session.suggestions.shown
     assert len(session.cache) == 0 and session.docs[OTHER].call is other and not other.done
     assert session.speculation_due(URI) is None and session.rest_due(URI) is None and session.orphan_due(URI) == []
 
@@ -249,7 +249,7 @@ def test_forget_stops_every_call_and_forgets_what_was_said():
     call = _started(session)
     session.remember(call, "", "compute_alpha(1)")
     assert StopCall(call) in session.forget()
-    assert len(session.cache) == 0 and not session.shown
+    assert len(session.cache) == 0 and not session.suggestions.shown
 
 
 def test_a_cut_off_is_said_once_a_minute():
@@ -414,9 +414,9 @@ class InlineMachine(RuleBasedStateMachine):
         self.timers = {(u, t) for u, t in self.timers if u != uri}
         self.dismissed = {(u, text) for u, text in self.dismissed if u != uri}
         self.offered = {k: v for k, v in self.offered.items() if v[0] != uri}
-        assert all(where[0] != uri for where in self.session.dismissals)
-        assert uri not in self.session.docs and uri not in self.session.recent
-        assert all(s.uri != uri for s in self.session.shown.values())
+        assert all(where[0] != uri for where in self.session.suggestions.dismissals)
+        assert uri not in self.session.docs and uri not in self.session.places.recent
+        assert all(s.uri != uri for s in self.session.suggestions.shown.values())
         assert self.session.cache.get(uri, _call(uri).prefix, _call(uri).suffix) is None
 
     @rule()
@@ -433,7 +433,7 @@ class InlineMachine(RuleBasedStateMachine):
     @invariant()
     def a_closed_document_is_not_held(self):
         for uri in self.closed:
-            assert uri not in self.session.docs and uri not in self.session.recent
+            assert uri not in self.session.docs and uri not in self.session.places.recent
 
     @invariant()
     def a_superseded_request_is_never_current(self):

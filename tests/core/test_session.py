@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flowedit.core.rewrite.session import Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed
+from flowedit.core.rewrite.events import Conflict, Failed, Finished, Interrupted, Mode, Reverted, RevertFailed
 from tests.core.sim import SimEditor, SimServer, deliver_one, settle
 
 BEHAVIOURS = ["pytest-lsp", "vscode", "vscode-minimal", "nvim07"]

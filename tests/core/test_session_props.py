@@ -8,7 +8,7 @@ import difflib
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from flowedit.core.rewrite.session import Conflict, Finished, Mode, Reverted
+from flowedit.core.rewrite.events import Conflict, Finished, Mode, Reverted
 from tests.budget import budget
 from tests.core.sim import SimEditor, SimServer, deliver_one, settle
 

@@ -34,6 +34,7 @@ from flowedit.core.plain import plain
 from flowedit.core.text.document import Change, Document, Encoding, Position
 from flowedit.editor_standin.inline import InlineCompletions
 from flowedit.editor_standin.records import AppliedEdit, InlineAnswer, RewriteWatch, ServerGone
+from flowedit.editor_standin.watches import RewriteWatches
 
 __all__ = ["SERVER_COMMAND", "AppliedEdit", "EditorClient", "InlineAnswer", "RewriteWatch", "ServerGone"]
 
@@ -73,8 +74,7 @@ class EditorClient(InlineCompletions):
         self._news = asyncio.Event()
         self.questions: list[str] = []  # window/showMessageRequest texts, answered by `answer`
         self.answer: Callable[[str, list[str]], str | None] = lambda message, actions: None  # dismissed
-        self._watches: dict[str, RewriteWatch] = {}
-        self._pending: list[RewriteWatch] = []  # asked for, id not known yet: edits may already land
+        self._rewrites = RewriteWatches()
         self._log_tail: collections.deque[str] = collections.deque(maxlen=40)
         self._client = LanguageClient("flowedit-demo", __version__)
         self._tasks: list[asyncio.Task] = []
@@ -215,19 +215,17 @@ class EditorClient(InlineCompletions):
         arg: dict[str, Any] = {"uri": uri, "range": self.range_of(uri, start, end)}
         arg.update({k: v for k, v in (("instruction", instruction), ("mode", mode)) if v is not None})
         watch = RewriteWatch(uri)
-        self._pending.append(watch)
+        self._rewrites.pending.append(watch)
         try:
             rewrite_id = str((await self.command(names.REWRITE, arg, timeout))["id"])
         finally:
-            self._pending.remove(watch)
-        self._watches[rewrite_id] = watch
-        for status in self.statuses:  # it may have ended before we knew its id
-            self._end_watch(status)
+            self._rewrites.pending.remove(watch)
+        self._rewrites.named(rewrite_id, watch, self.statuses)
         return rewrite_id
 
     async def continue_rewrite(self, rewrite_id: str, timeout: float = 30) -> Any:
         """`flowedit.continue`: the rewrite streams on; `outcome` then waits for its new end."""
-        watch = self._watches[rewrite_id]
+        watch = self._rewrites.by_id[rewrite_id]
         watch.ended.clear()
         watch.status = None
         return await self.command(names.CONTINUE, {"id": rewrite_id}, timeout)
@@ -250,11 +248,11 @@ class EditorClient(InlineCompletions):
         return plain(result)
 
     def watch(self, rewrite_id: str) -> RewriteWatch:
-        return self._watches[rewrite_id]
+        return self._rewrites.by_id[rewrite_id]
 
     async def outcome(self, rewrite_id: str, timeout: float = 120) -> dict[str, Any]:
         """The figures of the `flowedit/status` that ended rewrite `rewrite_id`."""
-        watch = self._watches[rewrite_id]
+        watch = self._rewrites.by_id[rewrite_id]
         await self._guard(watch.ended.wait(), timeout)
         assert watch.status is not None
         return watch.status
@@ -279,7 +277,7 @@ class EditorClient(InlineCompletions):
         def status(params: Any) -> None:
             self.statuses.append(plain(params))
             self._news.set()
-            self._end_watch(self.statuses[-1])
+            self._rewrites.ended(self.statuses[-1])
 
         @client.feature(names.NEXT_EDIT)
         def next_edit(params: Any) -> None:
@@ -349,29 +347,15 @@ class EditorClient(InlineCompletions):
         return lsp.ApplyWorkspaceEditResult(applied=True)
 
     def _saw_edit(self, edit: AppliedEdit) -> None:
-        live = [w for w in [*self._watches.values(), *self._pending] if w.uri == edit.uri and not w.ended.is_set()]
-        for watch in live:
-            watch.edits += 1
-            watch.first_edit_at = watch.first_edit_at or edit.at
+        self._rewrites.edited(edit)
         self._news.set()
         if self.on_edit is not None:
             self.on_edit(edit)
 
-    def _end_watch(self, status: dict[str, Any]) -> None:
-        request = status.get("request") or {}
-        watch = self._watches.get(str(request.get("id")))
-        if watch is not None and request.get("outcome") and not watch.ended.is_set():
-            watch.status, watch.ended_at = request, time.perf_counter()
-            watch.ended.set()
-
     def first_token_to_first_edit_ms(self, rewrite_id: str) -> float | None:
         """First model token → first edit applied here, on the editor's clock (request sent + the
         server's time to first token; the command's transit, well under a millisecond locally, is in it)."""
-        watch = self._watches[rewrite_id]
-        ttft = (watch.status or {}).get("ttft_ms")
-        if watch.first_edit_at is None or ttft is None:
-            return None
-        return round((watch.first_edit_at - watch.sent_at) * 1000 - ttft, 1)
+        return self._rewrites.first_token_to_first_edit_ms(rewrite_id)
 
     # ------------------------------------------------------------------ plumbing
     async def _guard(self, awaitable: Any, timeout: float) -> Any:

@@ -17,7 +17,6 @@ the cursor, `CompletionCache.key`), from the cache or from a new answer.
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from flowedit.core.inline.actions import Action, Arm, Disarm, StopCall, Supersede
@@ -26,6 +25,8 @@ from flowedit.core.inline.calls import CACHED_INPUT_RATE, Call, Counters
 from flowedit.core.inline.context import MAX_FOLLOWUPS, FimContext, continues, typed_prompt
 from flowedit.core.inline.debounce import AdaptiveDebounce
 from flowedit.core.inline.patience import Patience
+from flowedit.core.inline.places import Places
+from flowedit.core.inline.shown import ShownSuggestions
 from flowedit.core.inline.warmup import WarmUps
 from flowedit.core.text.document import Document
 
@@ -33,10 +34,6 @@ SPECULATE_AFTER_S = 0.075  # a shown suggestion's next one is asked for once no 
 WARM_AFTER_S = 0.3  # the cursor rested this long after the last answer: the user reads, the model may too
 ORPHAN_GRACE_S = 0.3  # a call whose request the editor cancelled waits this long for a request to take it over
 CUT_OFF_QUIET_S = 60.0  # a cut-off completion is said at most once this long
-SHOWN_KEPT = 200  # suggestions remembered for partial accepts
-DISMISSED_KEPT = 200  # places where a suggestion was dismissed, remembered with its text
-RECENT_KEPT = 10  # documents whose last edit gives snippets to the others
-PLACES_KEPT = 100  # documents whose last known place (an edit, a request) is remembered, closed ones too
 SPECULATE, REST, ORPHAN = "speculate", "rest", "orphan"  # a document's timers
 _suggestion_ids = itertools.count(1)
 _request_ids = itertools.count(1)
@@ -76,12 +73,8 @@ class InlineSession:
     patience: Patience = field(default_factory=Patience)  # whether a call typed past is worth waiting for
     warm_ups: WarmUps = field(default_factory=WarmUps)
     docs: dict[str, DocumentState] = field(default_factory=dict)
-    shown: OrderedDict[int, Suggestion] = field(default_factory=OrderedDict)
-    recent: OrderedDict[str, int] = field(default_factory=OrderedDict)  # uri -> its last edit, most recent last
-    # uri -> (offset, exact) of the last place known of it: a request's cursor (exact) or an edit's start
-    places: OrderedDict[str, tuple[int, bool]] = field(default_factory=OrderedDict)
-    # the texts the user dismissed, each with its place (cache key: the text around the cursor), oldest first
-    dismissals: OrderedDict[tuple[str, str, str, str], None] = field(default_factory=OrderedDict)
+    suggestions: ShownSuggestions = field(default_factory=ShownSuggestions)  # shown lately, and dismissed
+    places: Places = field(default_factory=Places)  # where the user was lately
     cut_told_at: float | None = None
 
     def state(self, uri: str, debounce_s: tuple[float, float] = (0.03, 0.35)) -> DocumentState:
@@ -124,7 +117,7 @@ class InlineSession:
     def request_ended(self, uri: str, request: int, offset: int, version: int | None) -> list[Action]:
         """`request` was answered (or not): if it still owned `uri`, the user now reads, or types on — the
         cursor rests at `offset` of `version` (None: no warm-up wanted)."""
-        self._place(uri, offset, exact=True)
+        self.places.place(uri, offset, exact=True)
         if not self.current(uri, request):
             return []
         self.docs[uri].request = None
@@ -133,7 +126,7 @@ class InlineSession:
     def cached(self, uri: str, ctx: FimContext) -> tuple[Suggestion, str] | None:
         """The suggestion the cache holds for `ctx`, and the text still to insert (serve from cache)."""
         hit = self.cache.get(uri, ctx.prefix, ctx.suffix)
-        if hit is None or not hit[1] or self._was_dismissed(CompletionCache.key(uri, ctx.prefix, ctx.suffix), hit[1]):
+        if hit is None or not hit[1] or self.suggestions.was_dismissed(uri, ctx.prefix, ctx.suffix, hit[1]):
             return None
         self.counters.cache_hits += 1
         if len(hit[1]) < len(hit[0].text):
@@ -253,7 +246,7 @@ class InlineSession:
         show and the text still to insert (None: nothing left to insert)."""
         suggestion = Suggestion(next(_suggestion_ids), call.uri, call.prefix[-1000:], call.suffix[:1000], shaped)
         rest = shaped[len(typed):]
-        if rest and self._was_dismissed(CompletionCache.key(call.uri, call.prefix + typed, call.suffix), rest):
+        if rest and self.suggestions.was_dismissed(call.uri, call.prefix + typed, call.suffix, rest):
             self.counters.not_reoffered += 1
             rest = ""
         else:
@@ -264,9 +257,7 @@ class InlineSession:
         if reused:
             self.counters.reuse_hits += 1
             self.counters.speculative_hits += call.speculative
-        self.shown[suggestion.id] = suggestion
-        while len(self.shown) > SHOWN_KEPT:
-            self.shown.popitem(last=False)
+        self.suggestions.show(suggestion)
         return suggestion, rest
 
     def empty(self) -> None:
@@ -275,7 +266,7 @@ class InlineSession:
 
     def partially_accepted(self, suggestion_id: int, accepted_chars: int) -> None:
         """The user accepted the first `accepted_chars` of a suggestion's text: serve the rest from cache."""
-        suggestion = self.shown.get(suggestion_id)
+        suggestion = self.suggestions.shown.get(suggestion_id)
         if suggestion is not None:
             self.cache.put(suggestion, accepted=min(accepted_chars, len(suggestion.text)))
 
@@ -283,14 +274,8 @@ class InlineSession:
         """The user dismissed a suggestion shown from its `start`th character (Escape on the ghost text): that
         text is not offered again at that place while the text around it stays, and the cache forgets the
         suggestion. Whether it was one of those shown."""
-        suggestion = self.shown.pop(suggestion_id, None)
-        if suggestion is None or not 0 <= start < len(suggestion.text):
+        if not self.suggestions.dismiss(suggestion_id, start):
             return False
-        key = CompletionCache.key(suggestion.uri, suggestion.prefix + suggestion.text[:start], suggestion.suffix)
-        self.dismissals.pop((*key, suggestion.text[start:]), None)
-        self.dismissals[(*key, suggestion.text[start:])] = None
-        while len(self.dismissals) > DISMISSED_KEPT:
-            self.dismissals.popitem(last=False)
         self.cache.forget(suggestion_id)
         self.counters.dismissed += 1
         return True
@@ -305,33 +290,12 @@ class InlineSession:
         call = doc.call
         return [Disarm(uri, SPECULATE), *(self.stop(uri) if call is not None and call.speculative else [])]
 
-    def _was_dismissed(self, key: tuple[str, str, str], rest: str) -> bool:
-        return (*key, rest) in self.dismissals
-
     # ------------------------------------------------------------------ while the user reads
     def key(self, uri: str, offset: int) -> None:
         """The user edited `uri` at `offset`: a new idle period for warm-ups; the place gives snippets to
         other documents' completions."""
         self.warm_ups.typed(uri)
-        self.recent.pop(uri, None)
-        self.recent[uri] = offset
-        while len(self.recent) > RECENT_KEPT:
-            self.recent.popitem(last=False)
-        self._place(uri, offset, exact=False)
-
-    def _place(self, uri: str, offset: int, *, exact: bool) -> None:
-        self.places.pop(uri, None)
-        self.places[uri] = (offset, exact)
-        while len(self.places) > PLACES_KEPT:
-            self.places.popitem(last=False)
-
-    def best_place(self, uri: str, text: Document) -> int:
-        """Where the user most likely looks in `text` when no client said where the cursor is: the last
-        request's cursor, else the end of the last edited line, else the file's start (also across a close and
-        reopen of the document)."""
-        offset, exact = self.places.get(uri, (0, True))
-        offset = min(offset, len(text.text))
-        return offset if exact else text.line_end(text.line_of(offset))
+        self.places.edited(uri, offset)
 
     def speculate(self, uri: str, ahead: Speculation, wanted: bool, metered: bool) -> list[Action]:
         """A suggestion was answered for `uri`: ask for the one that would follow its acceptance (`ahead`),
@@ -421,11 +385,8 @@ class InlineSession:
                 actions.append(Supersede(doc.request))
             del self.docs[uri]
         self.cache.drop(uri)
-        for key in [key for key, suggestion in self.shown.items() if suggestion.uri == uri]:
-            del self.shown[key]
-        for where in [where for where in self.dismissals if where[0] == uri]:
-            del self.dismissals[where]
-        self.recent.pop(uri, None)
+        self.suggestions.drop(uri)
+        self.places.recent.pop(uri, None)
         self.warm_ups.typed(uri)
         return actions
 
@@ -441,7 +402,7 @@ class InlineSession:
         """Nothing said so far is said again: an answer may come from content that is withheld now,
         cached, shown or still streaming."""
         self.cache.clear()
-        self.shown.clear()
+        self.suggestions.shown.clear()
         return self.stop_all()
 
     def _stop_warm(self, doc: DocumentState) -> list[Action]:

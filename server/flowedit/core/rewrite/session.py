@@ -28,7 +28,6 @@ from flowedit.core.rewrite.events import (
     Finished,
     Interrupted,
     Mode,
-    Reverted,
     RevertFailed,
     SessionEvent,
     SessionLimits,
@@ -36,10 +35,11 @@ from flowedit.core.rewrite.events import (
 )
 from flowedit.core.rewrite.passing import OldText
 from flowedit.core.rewrite.refusals import Refusals
+from flowedit.core.rewrite.revert import revert_region, reverted
 from flowedit.core.shaping import AnswerShaper, Surroundings
 from flowedit.core.text.chunks import Text
-from flowedit.core.text.document import Change, Document, off_crlf
-from flowedit.core.text.region import Region, nearest
+from flowedit.core.text.document import Change, Document
+from flowedit.core.text.region import Region
 
 _batch_ids = itertools.count(1)
 
@@ -285,11 +285,7 @@ class RewriteSession:
             self._end(event)
         elif self.state is State.REVERTING and flight.batch.revert:
             self.state = State.REVERTED
-            self.events.append(self._reverted())
-
-    def _reverted(self) -> Reverted:
-        return Reverted("the original text is back" + (
-            "; what you typed inside the rewritten region was dropped" if self.dirty else ""))
+            self.events.append(reverted(self.dirty))
 
     def document_closed(self, reason: str = "the document was closed") -> None:
         """The editor closed the document (or its copy here can no longer be trusted)."""
@@ -310,21 +306,7 @@ class RewriteSession:
             return "this rewrite was already reverted"
         if self not in self.doc.observers:
             return "the document was closed since"
-        # after a conflict the region's ends may fall between a CR and its LF: no LSP position names that
-        start = off_crlf(self.doc.text, self.region.start)
-        self.region = Region(start, max(start, off_crlf(self.doc.text, self.region.end)))
-        # what the user did inside is dropped, unless it left the text as the rewrite did or as it was
-        # (VS Code's undo, then its redo, of the whole rewrite)
-        now = self.doc.text[self.region.start : self.region.end]
-        if now != self._left and now != self.original:
-            # Neovim reports the undo, then the redo, of a whole rewrite as several line changes, through
-            # which no region can be followed: the text the rewrite left is looked for, nearest first
-            found = nearest(str(self.doc.text), self._left, self.region.start)
-            # an occurrence that splits a CR LF pair (the user's line break) is not the rewrite's text
-            if found is not None and off_crlf(self.doc.text, found.start) == found.start \
-                    and off_crlf(self.doc.text, found.end) == found.end:
-                self.region, now = found, self._left
-        self.dirty = now != self._left and now != self.original
+        self.region, self.dirty = revert_region(self.doc.text, self.region, self._left, self.original)
         self.state = State.REVERTING
         self.refusals.count = 0
         return None
@@ -422,7 +404,7 @@ class RewriteSession:
             self.region = Region(self.region.start, self.region.start + len(self.original))
             if self.state is not State.REVERTED:  # (declared already when the editor said it applied it)
                 self.state = State.REVERTED
-                self.events.append(self._reverted())
+                self.events.append(reverted(self.dirty))
             return
         self.region = self.region.grow(change.delta)  # every batch lies inside the region
         self._left = self.doc.text[self.region.start : self.region.end]
@@ -469,19 +451,3 @@ class RewriteSession:
         self._pending_stop = None
         self._ended = event
         self.events.append(event)
-
-
-__all__ = [
-    "Conflict",
-    "EditBatch",
-    "Failed",
-    "Finished",
-    "Interrupted",
-    "Mode",
-    "RevertFailed",
-    "Reverted",
-    "RewriteSession",
-    "SessionEvent",
-    "SessionLimits",
-    "State",
-]

@@ -50,11 +50,11 @@ class InlineCompleter:
 
     @property
     def shown(self) -> dict[int, Suggestion]:
-        return self.session.shown
+        return self.session.suggestions.shown
 
     @property
     def recent(self) -> dict[str, int]:
-        return self.session.recent
+        return self.session.places.recent
 
     # ------------------------------------------------------------------ what the session hands out
     def perform(self, actions: list[Action]) -> None:
@@ -242,7 +242,7 @@ class InlineCompleter:
 
     def dismissed(self, suggestion_id: int, start: int) -> None:
         """The user dismissed a suggestion shown from its `start`th character: not offered again there."""
-        suggestion = self.session.shown.get(suggestion_id)
+        suggestion = self.session.suggestions.shown.get(suggestion_id)
         if self.session.dismissed(suggestion_id, start) and suggestion is not None:
             self.perform(self.session.no_speculation(suggestion.uri))
             self.host.send_status(completion=self.counters.as_dict())

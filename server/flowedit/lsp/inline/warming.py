@@ -53,12 +53,12 @@ class Warming:
 
     def looks(self, uri: str) -> None:
         """`uri` was opened, got focus or was edited, and the client never says where its cursor is (a plain
-        LSP client): the user likely looks at the best place known (`InlineSession.best_place`); once nothing
+        LSP client): the user likely looks at the best place known (`Places.best`); once nothing
         else comes for `WARM_AFTER_S`, the context there is sent ahead (a completion request meanwhile
         rests at its own cursor instead)."""
         doc = self.completer.host.docs.get(uri)
         if not self.cursor_told and doc is not None:
-            self._rest(uri, self.completer.session.best_place(uri, doc))
+            self._rest(uri, self.completer.session.places.best(uri, doc))
 
     def _rest(self, uri: str, offset: int) -> None:
         host = self.completer.host

@@ -23,16 +23,16 @@ from flowedit.core.rewrite.context import (
     redirect_prompt,
     rewrite_context,
 )
-from flowedit.core.rewrite.session import (
+from flowedit.core.rewrite.events import (
     Conflict,
     Failed,
     Mode,
     Reverted,
     RevertFailed,
-    RewriteSession,
     SessionLimits,
     State,
 )
+from flowedit.core.rewrite.session import RewriteSession
 from flowedit.core.text.document import Document, PositionError
 from flowedit.core.text.linediff import whole_lines
 from flowedit.core.text.region import Region, TrackedRegion

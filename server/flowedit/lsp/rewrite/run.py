@@ -7,7 +7,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flowedit.core.rewrite.session import Finished, Interrupted, RewriteSession, SessionEvent, State
+from flowedit.core.rewrite.events import Finished, Interrupted, SessionEvent, State
+from flowedit.core.rewrite.session import RewriteSession
 from flowedit.core.words import plural
 from flowedit.lsp.modellinks import answered_by
 from flowedit.model.errors import ModelConnectionLost, ModelError, ModelFailure, ModelUnreachable
