@@ -81,6 +81,12 @@ def test_findings_of_one_message_are_told_apart_by_their_place_without_their_dat
     ale = lsp.Range(start=lsp.Position(line=1, character=4), end=lsp.Position(line=1, character=9))
     assert [i for _, i in acted_on(ale)] == [published[0].data["review"]] * 2
     assert acted_on(lsp.Range(start=lsp.Position(line=3, character=0), end=lsp.Position(line=3, character=4))) == []
+    # a range the client has not moved yet (the user typed a line above): the only finding of its message
+    board.dismiss(published[0].data["review"])
+    single = lsp.Range(start=lsp.Position(line=0, character=4), end=lsp.Position(line=0, character=9))
+    assert acted_on(single) == []  # two findings of that message are left: which one is not known
+    board.dismiss(published[2].data["review"])
+    assert [i for _, i in acted_on(single)] == [published[1].data["review"]] * 2
 
 
 def test_review_actions_follow_the_selection_and_the_kinds_asked_for():

@@ -91,11 +91,13 @@ def ours(diagnostics: Iterable[lsp.Diagnostic], doc: Document, board: Findings,
 
 def _placed(d: lsp.Diagnostic, doc: Document, board: Findings, enc: Encoding) -> Shown | None:
     """The shown finding with the diagnostic's message at its range, else at its start line (a client such as
-    ALE sends its own columns back): two findings with one message ("unused variable") differ by their place."""
+    ALE sends its own columns back): two findings with one message ("unused variable") differ by their place;
+    the only one with that message wherever it is (a range the client has not moved since the user typed)."""
     same = [(s, convert.lsp_range(doc, s.region.start, s.region.end, enc)) for s in board.shown.values()
             if s.finding.message == d.message]
     exact = next((s for s, r in same if r == d.range), None)
-    return exact or next((s for s, r in same if r.start.line == d.range.start.line), None)
+    placed = exact or next((s for s, r in same if r.start.line == d.range.start.line), None)
+    return placed or (same[0][0] if len(same) == 1 else None)
 
 
 def finding_actions(doc: Document, board: Findings, context: lsp.CodeActionContext,
