@@ -5,8 +5,9 @@
 ;; file.py (python-mode starts lsp-mode, which starts `flowedit lsp'), marks the first occurrence of
 ;; FLOWEDIT_EMACS_TARGET, picks the code action "Rewrite selection…" as `lsp-execute-code-action' would,
 ;; and waits for the server's `flowedit/status' that ends the rewrite.  Then "Review file" from the code
-;; actions (its findings in Flymake, as lsp-mode shows them), and "Apply fix: …" on the line of
-;; FLOWEDIT_EMACS_FIX.  Writes FLOWEDIT_EMACS_SUMMARY (JSON) and FLOWEDIT_EMACS_OUT (the buffer).
+;; actions (its findings in Flymake, as lsp-mode shows them), "Apply fix: …" on the line of
+;; FLOWEDIT_EMACS_FIX, "Dismiss this … finding" on the line of FLOWEDIT_EMACS_DISMISS, and "Review file"
+;; again.  Writes FLOWEDIT_EMACS_SUMMARY (JSON) and FLOWEDIT_EMACS_OUT (the buffer).
 ;; Exit 0 = the driver got through (the test judges the outcome).
 
 (setq native-comp-deferred-compilation nil)
@@ -66,18 +67,29 @@
                    (sort (flymake-diagnostics) (lambda (a b) (< (flymake-diagnostic-beg a)
                                                                 (flymake-diagnostic-beg b)))))))
 
+(defun lmr-review-end (&optional other-than)
+  "The review figures of the `flowedit/status' that ends a review (not the one whose id is OTHER-THAN)."
+  (lmr-wait "the end of the review"
+            (lambda () (cl-loop for status in lmr-statuses
+                                for review = (gethash "review" status)
+                                when (and (hash-table-p review)
+                                          (not (equal (gethash "state" review) "reviewing"))
+                                          (not (equal (gethash "id" review) other-than)))
+                                return review))
+            30))
+
+(defun lmr-shown-until (what predicate)
+  "What Flymake shows once PREDICATE holds for it and for the count of lsp-mode's diagnostics."
+  (lmr-wait what (lambda () (let ((shown (lmr-flymake)))
+                              (and (funcall predicate shown (length (lsp--get-buffer-diagnostics))) shown)))
+            15))
+
 (defun lmr-review ()
   "\"Review file\" from the code actions at the top: its end, its findings in Flymake; then \"Apply fix\" on
-the line of FLOWEDIT_EMACS_FIX: the buffer, and what Flymake shows then."
+the line of FLOWEDIT_EMACS_FIX: the buffer, and what Flymake shows then; then `lmr-dismiss'."
   (goto-char (point-min))
   (lmr-note 'review_actions (lmr-action "Review file"))
-  (let ((review (lmr-wait "the end of the review"
-                          (lambda () (cl-loop for status in lmr-statuses
-                                              for review = (gethash "review" status)
-                                              when (and (hash-table-p review)
-                                                        (not (equal (gethash "state" review) "reviewing")))
-                                              return review))
-                          30)))
+  (let ((review (lmr-review-end)))
     (lmr-note 'review (list (cons 'state (gethash "state" review)) (cons 'findings (gethash "findings" review))))
     (lmr-note 'findings (lmr-wait "the findings in Flymake"
                                   (lambda () (let ((shown (lmr-flymake)))
@@ -91,12 +103,28 @@ the line of FLOWEDIT_EMACS_FIX: the buffer, and what Flymake shows then."
     (lmr-wait "the fix" (lambda () (not (equal before (buffer-string)))) 15))
   (lmr-note 'fixed (buffer-substring-no-properties (point-min) (point-max)))
   (let ((left (1- (length (alist-get 'findings lmr-summary)))))
-    (lmr-note 'after_fix (lmr-wait "the fixed finding gone (lsp-mode's diagnostics and Flymake)"
-                                   (lambda () (let ((shown (lmr-flymake)))
-                                                (and (= (length shown) left)
-                                                     (= (length (lsp--get-buffer-diagnostics)) left)
-                                                     shown)))
-                                   15))))
+    (lmr-note 'after_fix (lmr-shown-until "the fixed finding gone (lsp-mode's diagnostics and Flymake)"
+                                          (lambda (shown diagnostics) (= (length shown) diagnostics left)))))
+  (lmr-dismiss))
+
+(defun lmr-dismiss ()
+  "\"Dismiss this … finding\" on the line of FLOWEDIT_EMACS_DISMISS: what Flymake shows then; then \"Review
+file\" again: its end, and what Flymake and lsp-mode show after it."
+  (goto-char (point-min))
+  (search-forward (lmr-env "FLOWEDIT_EMACS_DISMISS"))
+  (let ((left (1- (length (alist-get 'after_fix lmr-summary))))
+        (first (gethash "id" (lmr-review-end))))
+    (lmr-note 'dismiss_actions (lmr-action "Dismiss this "))
+    (lmr-note 'after_dismiss (lmr-shown-until "the dismissed finding gone (lsp-mode's diagnostics and Flymake)"
+                                              (lambda (shown diagnostics) (= (length shown) diagnostics left))))
+    (goto-char (point-min))
+    (lmr-action "Review file")
+    (let ((review (lmr-review-end first)))
+      ;; (its findings were published before the status that ends it: lsp-mode and Flymake have them now)
+      (lmr-note 'review_again (list (cons 'state (gethash "state" review)) (cons 'findings (gethash "findings" review))
+                                    (cons 'dismissed (gethash "dismissed" review))))
+      (lmr-note 'shown_again (lmr-flymake))
+      (lmr-note 'lsp_diagnostics_again (length (lsp--get-buffer-diagnostics))))))
 
 (let ((buffer nil))
   (condition-case err

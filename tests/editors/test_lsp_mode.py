@@ -2,9 +2,11 @@
 "Rewrite selection…" streams the answer in exactly, on a line where an astral character comes before the
 selection; then the code action "Review file" (from `lsp-code-actions-at-point`, run by `lsp-execute-code-action`)
 reviews the file: its findings show in Flymake (lsp-mode's provider without Flycheck), and "Apply fix: …" on a
-finding's line fixes exactly that line (after é and before 中文), its finding gone. lsp-mode 8 counts columns in code points yet leaves the encoding at UTF-16 (it offers none): the
-server counts in code points for it (flowedit.lsp.peer.counts_code_points), else the edit lands a column
-off for each astral character. Skipped without lsp-mode (a failure under FLOWEDIT_REQUIRE_EDITORS=1).
+finding's line fixes exactly that line (after é and before 中文), its finding gone; "Dismiss this style finding" on
+the other's line takes it out of lsp-mode's diagnostics and Flymake, and "Review file" again does not show it
+(the server remembers the dismissal). lsp-mode 8 counts columns in code points yet leaves the encoding at
+UTF-16 (it offers none): the server counts in code points for it (flowedit.lsp.peer.counts_code_points),
+else the edit lands a column off for each astral character. Skipped without lsp-mode (a failure under FLOWEDIT_REQUIRE_EDITORS=1).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ async def test_lsp_mode_streams_a_rewrite_exactly_after_an_astral_character_and_
         config.write_text(snippet.replace(ENDPOINT, gw.url), encoding="utf-8")
         env = files.env(gw.url, TARGET)
         env.update(FLOWEDIT_EMACS_CONFIG=str(config), PATH=flowedit_on_path(tmp_path) + ":/usr/bin:/bin",
-                   FLOWEDIT_EMACS_FIX="print(café)")
+                   FLOWEDIT_EMACS_FIX="print(café)", FLOWEDIT_EMACS_DISMISS="z = 1")
         proc = await asyncio.create_subprocess_exec(
             emacs, "-Q", "--batch", "-l", str(HERE / "lsp_mode_rewrite.el"), cwd=files.work, env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
@@ -78,7 +80,8 @@ async def test_lsp_mode_streams_a_rewrite_exactly_after_an_astral_character_and_
     assert proc.returncode == 0 and summary, diagnostics
     print(f"\nEmacs {summary['emacs']} lsp-mode {summary['lsp_mode']}: {summary['outcome']} "
           f"({summary['tokens']} tokens, {summary['edits_applied']} edits); actions {summary['actions']}; "
-          f"review {summary.get('review')}, Flymake {summary.get('findings')}; run {seconds:.1f} s")
+          f"review {summary.get('review')}, Flymake {summary.get('findings')}; after a dismissal, the next review "
+          f"{summary.get('review_again')}; run {seconds:.1f} s")
     record = results.Recorder("emacs+lsp-mode", f"{summary['emacs']} / {summary['lsp_mode']}", seconds)
     assert record("streamed rewrite", summary["outcome"] == "finished" and summary["text"] == REWRITTEN
                   and summary["edits_applied"] >= 3), diagnostics
@@ -92,6 +95,11 @@ async def test_lsp_mode_streams_a_rewrite_exactly_after_an_astral_character_and_
     fixed = REWRITTEN.replace(FIX_LINE, "print(café, flush=True)  # below 中文")
     assert record("review", summary["fixed"] == fixed and summary["after_fix"] == summary["findings"][1:],
                   "Flymake"), diagnostics
+    # "Dismiss this style finding": gone; the file's next review reads it again and does not show it
+    assert "Dismiss this style finding" in summary["dismiss_actions"], diagnostics
+    assert summary["after_dismiss"] == [], diagnostics
+    assert (summary["shown_again"], summary["lsp_diagnostics_again"]) == ([], 0), diagnostics
+    assert summary["review_again"] == {"state": "finished", "findings": 0, "dismissed": 1}, diagnostics
     # lsp-inline-completion.el came after lsp-mode 9.0.0 (emacs-lsp/lsp-mode#4623) and is in no release yet
     package = next(Path("/usr/share/emacs/site-lisp/elpa").glob(f"lsp-mode-{summary['lsp_mode']}*"), None)
     has_inline = package is not None and (package / "lsp-inline-completion.el").exists()
