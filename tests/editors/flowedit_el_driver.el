@@ -7,9 +7,11 @@
 ;; driver only adds keys that do what a user's eyes and hands would: C-c t marks the target (the first
 ;; occurrence of FLOWEDIT_EMACS_TARGET), C-c e goes to the end of the buffer's last line, C-c p puts point
 ;; after the first occurrence of FLOWEDIT_EMACS_AFTER, C-c s tells the buffer's text, C-c g what Flymake
-;; shows, C-c q writes everything and exits.  It tells what happens as JSON lines on the control connection
+;; shows (C-c h: in the current buffer), C-c l lists the project's diagnostics (M-x
+;; flymake-show-project-diagnostics) and tells its rows, C-c q writes everything and exits.  It tells what happens as JSON lines on the control connection
 ;; (127.0.0.1, FLOWEDIT_EMACS_CONTROL): ready, edit (each streamed edit applied, with its time), outcome,
-;; review (a review's end), minibuffer (its prompt, once open), text, flymake.
+;; review (a review's end), minibuffer (its prompt, once open), text, flymake, flymake-here,
+;; project-diagnostics.
 ;; Env: FLOWEDIT_EMACS_LOG, FLOWEDIT_EMACS_OUT, FLOWEDIT_EMACS_SUMMARY, FLOWEDIT_EMACS_TARGET (see emacs.py).
 
 (require 'cl-lib)
@@ -107,18 +109,40 @@
 
 (defun fet-snapshot () (interactive) (fet-tell "text" :text (fet-text)))
 
-(defun fet-flymake ()
-  "Tell what Flymake shows in the file's buffer: each diagnostic's lines, type and text."
+(defun fet-diagnostics (buffer)
+  "What Flymake shows in BUFFER: each diagnostic's lines, type and text."
+  (with-current-buffer buffer
+    (vconcat (mapcar (lambda (d)
+                       (list :line (line-number-at-pos (flymake-diagnostic-beg d))
+                             :end_line (line-number-at-pos (flymake-diagnostic-end d))
+                             :type (symbol-name (flymake-diagnostic-type d))
+                             :text (flymake-diagnostic-text d)))
+                     (sort (flymake-diagnostics (point-min) (point-max))
+                           (lambda (a b) (< (flymake-diagnostic-beg a) (flymake-diagnostic-beg b))))))))
+
+(defun fet-flymake () (interactive) (fet-tell "flymake" :diagnostics (fet-diagnostics fet-buffer)))
+
+(defun fet-flymake-here ()
+  "Tell what Flymake shows in the current buffer (a file the user opened), and the file's name."
   (interactive)
-  (with-current-buffer fet-buffer
-    (fet-tell "flymake" :diagnostics
-              (vconcat (mapcar (lambda (d)
-                                 (list :line (line-number-at-pos (flymake-diagnostic-beg d))
-                                       :end_line (line-number-at-pos (flymake-diagnostic-end d))
-                                       :type (symbol-name (flymake-diagnostic-type d))
-                                       :text (flymake-diagnostic-text d)))
-                               (sort (flymake-diagnostics (point-min) (point-max))
-                                     (lambda (a b) (< (flymake-diagnostic-beg a) (flymake-diagnostic-beg b)))))))))
+  (fet-tell "flymake-here" :file (file-name-nondirectory (or buffer-file-name "")) :diagnostics
+            (fet-diagnostics (current-buffer))))
+
+(defun fet-project-diagnostics ()
+  "M-x flymake-show-project-diagnostics; tell the rows it lists: file, line, text."
+  (interactive)
+  (fet-guarded
+   (flymake-show-project-diagnostics)
+   (with-current-buffer (flymake--project-diagnostics-buffer (project-root (project-current)))
+     (goto-char (point-min))
+     (let (rows)
+       (while (not (eobp))
+         (let ((row (tabulated-list-get-entry)))
+           (when row
+             (push (list :file (car (aref row 0)) :line (string-to-number (aref row 1)) :text (car (aref row 5)))
+                   rows)))
+         (forward-line 1))
+       (fet-tell "project-diagnostics" :rows (vconcat (nreverse rows)))))))
 
 (add-hook 'minibuffer-setup-hook
           (lambda () (fet-tell "minibuffer" :prompt (minibuffer-prompt))))
@@ -170,6 +194,8 @@
 (global-set-key (kbd "C-c p") #'fet-after)
 (global-set-key (kbd "C-c s") #'fet-snapshot)
 (global-set-key (kbd "C-c g") #'fet-flymake)
+(global-set-key (kbd "C-c h") #'fet-flymake-here)
+(global-set-key (kbd "C-c l") #'fet-project-diagnostics)
 (global-set-key (kbd "C-c q") #'fet-quit)
 
 (defun fet-wait-for-server (tries)

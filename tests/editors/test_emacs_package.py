@@ -12,7 +12,9 @@ review: C-c f v reviews the file → its anchored findings in Flymake (not the o
 there); M-x eglot-code-actions on a finding's line, RET on the default (the fix, preferred) → exactly that
 line fixed, its finding gone; a line typed at the top moves the findings down one; "Dismiss this bug finding"
 from eglot-code-actions removes it; C-c f v on the region reviews its lines only, C-u C-c f v the file's
-uncommitted changes, without the dismissed finding.
+uncommitted changes, without the dismissed finding. In a git repository, C-u C-u C-c f v reviews every changed
+file of the workspace: the open file's finding on its changed line in Flymake, the one of a file not open in
+M-x flymake-show-project-diagnostics, and in that file's Flymake once it is opened.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from tests.editors.test_neovim_plugin import (
     flowedit_on_path,
 )
 from tests.lsp.harness import Gateway
+from tests.lsp.test_review_e2e import git
 
 DOC = REPO / "docs" / "editors.md"
 RATE = 300
@@ -335,12 +338,14 @@ async def until_lines(term: EmacsTerminal, lines: list[int], timeout: float = 15
         await asyncio.sleep(0.05)  # ok: polling the editor's Flymake
 
 
-async def until_findings(term: EmacsTerminal, count: int, timeout: float = 15) -> list[dict]:
-    """What Flymake shows once it is `count` diagnostics (asked with C-c g every 50 ms), or after `timeout` s."""
+async def until_findings(term: EmacsTerminal, count: int, timeout: float = 15, here: bool = False) -> list[dict]:
+    """What Flymake shows once it is `count` diagnostics (asked with C-c g every 50 ms; `here`: in the current
+    buffer, with C-c h), or after `timeout` s."""
+    key, event = (b"\x03h", "flymake-here") if here else (b"\x03g", "flymake")
     deadline = time.monotonic() + timeout
     while True:
-        term.press(b"\x03g")
-        shown = (await term.wait_for("flymake", len(term.seen("flymake")) + 1))["diagnostics"]
+        term.press(key)
+        shown = (await term.wait_for(event, len(term.seen(event)) + 1))["diagnostics"]
         if len(shown) == count or time.monotonic() > deadline:
             return shown
         await asyncio.sleep(0.05)  # ok: polling the editor's Flymake
@@ -413,3 +418,53 @@ async def test_emacs_package_reviews_into_flymake_and_applies_a_fix_through_eglo
     record = results.Recorder("emacs+eglot", f"{summary['emacs']} / {summary['eglot']}", seconds)
     record("review", True, "Flymake")
     record.save()
+
+
+# a workspace in git: file.py (open) changed on its line 9 since HEAD, other.py (not open) on its line 5
+FILE_HEAD = REVIEW_TEXT.replace("    if len(xs) = 0:", "    if not xs:")
+OTHER_HEAD = REVIEW_TEXT.replace("return total / len(xs)", "return total / max(len(xs), 1)")
+
+
+async def test_emacs_package_reviews_the_workspaces_uncommitted_changes_open_files_or_not(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "file.py").write_text(FILE_HEAD, encoding="utf-8")
+    (work / "other.py").write_text(OTHER_HEAD, encoding="utf-8")
+    git(work, "init", "-q")
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "start")
+    (work / "other.py").write_text(REVIEW_TEXT, encoding="utf-8")  # changed on disk, never opened in Emacs
+    started = time.monotonic()
+    async with Gateway("unused", tmp_path, rate=2000, review=REVIEW_ANSWER) as gw:  # (each file: the same answer)
+        async with await open_emacs(tmp_path, gw.url, REVIEW_TEXT, {}) as term:  # file.py, changed on disk too
+            await term.wait_for("loaded")
+            term.press(b"\x01")
+            await term.wait_for("ready")
+            term.press(b"\x15\x15\x03fv")  # C-u C-u C-c f v: the workspace's uncommitted changes
+            review = (await term.wait_for("review", timeout=30))["review"]
+            shown = await until_findings(term, 1)
+            term.press(b"\x03l")  # M-x flymake-show-project-diagnostics
+            listed = (await term.wait_for("project-diagnostics"))["rows"]
+            term.press(b"\x18\x06other.py\r")  # C-x C-f other.py: Eglot connects it, its findings come
+            opened = await until_findings(term, 1, here=True)
+            opened_file = term.seen("flymake-here")[-1]["file"]
+            await term.quit()
+    seconds = time.monotonic() - started
+    summary = term.files.summary()
+    print(f"\nEmacs + flowedit.el C-u C-u review: {review['message']!r} in {review['files']} files, the project's "
+          f"diagnostics {[(r['file'], r['line']) for r in listed]}; run {seconds:.1f} s")
+    diag = term.files.diagnostics
+    # the workspace's changes (no document named): both changed files, each finding on its changed lines only
+    assert (review["scope"], review["uri"], review["state"], review["files"]) == ("changes", None, "finished", 2), \
+        diag(str(review))
+    assert (review["findings"], review["outside"], review["unanchored"]) == (2, 4, 2), diag(str(review))
+    assert [(d["line"], d["text"]) for d in shown] == [
+        (9, "flowedit [bug]: Assignment where a comparison is meant.")], diag(str(shown))
+    assert sorted((r["file"], r["line"], r["text"]) for r in listed) == [
+        ("file.py", 9, "flowedit [bug]: Assignment where a comparison is meant."),
+        ("other.py", 5, "flowedit [bug]: Divides by zero on an empty list.")], diag(str(listed))
+    assert (opened_file, [(d["line"], d["text"]) for d in opened]) == (
+        "other.py", [(5, "flowedit [bug]: Divides by zero on an empty list.")]), diag(str(opened))
+    assert "FlowEdit review: 2 findings" in summary["messages"], diag()
+    assert re.search(r"FlowEdit reviewing [12]/2 (file|other)\.py… \d+ finding", summary.get("review_mode_line") or ""), \
+        diag(str(summary.get("review_mode_line")))
