@@ -8,9 +8,10 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from flowedit.core.text.region import Region
-from flowedit.core.shaping import AnswerShaper, Surroundings, looks_like_prose
+from flowedit.core.prose import looks_like_prose
+from flowedit.core.shaping import AnswerShaper, Surroundings
 from flowedit.core.text.document import Document
+from flowedit.core.text.region import Region
 from tests.budget import budget
 
 ABOVE = ("class Box:", "    def __init__(self, w, h):", "        self.w = w", "        self.h = h", "")

@@ -28,89 +28,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from flowedit.core.prose import LEAD_IN, is_fence, leading, looks_like_prose, plainly_code
 from flowedit.core.text.document import Document
 from flowedit.core.text.region import Region
 
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _INDENT = re.compile(r"^[ \t]*")
-_MARKDOWN = re.compile(r"^(?:\*\*|#{2,6} [A-Z]|\d+\. [A-Z]|[-*] [A-Z][a-z])")  # **bold**, # Heading, 1. / - item
-_LABEL = re.compile(r"^[A-Z][A-Za-z ]{0,30}:$")  # "Explanation:", "Simplified version:"
-_LEAD_IN = re.compile(
-    r"^(?:Here|Sure|Certainly|Note|This|These|The|I|In this|Below|Above|Okay|Let's|Let me|We|You|It)\b"
-)
-_CAPS = re.compile(r"[A-Za-z0-9_]*")
-_WORD = re.compile(r"^[A-Za-z][A-Za-z'’-]*[,.:;!?]?$")
 _TAB = 4  # columns a tab stands for when the file indents with tabs
 WINDOW = 40  # lines above and below the selection compared with the answer
 REPEAT_PERIOD = 8  # longest block the repetition guard looks for
 REPEAT_COPIES, REPEAT_LINES = 3, 6  # a block repeated this many times in a row, this many lines in all
-
-
-def _leading(pattern: re.Pattern[str], s: str) -> str:
-    """What `pattern` (one that matches the empty string too: it always matches) matches at the start of `s`."""
-    m = pattern.match(s)
-    assert m is not None
-    return m.group(0)
-
-
-def is_fence(line: str) -> bool:
-    """A Markdown code fence line (```lang, ```, ~~~)."""
-    return _FENCE.match(line) is not None
-
-
-def strong_prose(line: str) -> bool:
-    """A model's own words for sure: Markdown, a label ("Explanation:") or a lead-in ("Here is…")."""
-    s = line.strip()
-    first = _leading(_CAPS, s)
-    if not s or (len(first) > 1 and first.isupper() and first != "OK"):
-        return False
-    return bool(_MARKDOWN.match(s) or _LABEL.match(s) or (_LEAD_IN.match(s) and len(s.split()) >= 2
-                                                           and " = " not in s and not s.endswith(("(", "{", ","))))
-
-
-def name_label(line: str) -> bool:
-    """A line shaped like a label ("Result:") that does not open with a lead-in word ("Here is the code:"):
-    after a typed keyword (`except StopIteration as exc:`, `class Parser:`) it is code."""
-    s = line.strip()
-    return _LABEL.match(s) is not None and _LEAD_IN.match(s) is None
-
-
-def looks_like_prose(line: str) -> bool:
-    """Whether `line` reads as a sentence, a label or Markdown rather than code (the words a model puts
-    before and after its code: "Here's the simplified method:", "This replaces the loop with sum().")."""
-    s = line.strip()
-    if not s:
-        return False
-    first = _leading(_CAPS, s)
-    if len(first) > 1 and first.isupper() and first != "OK":
-        return False  # a constant or an all-caps keyword (SELECT ... FROM)
-    if _MARKDOWN.match(s) or _LABEL.match(s):
-        return True
-    if s[0] in "#/@\"'([{<" or s.endswith((",", "{", "(", "[", ";", "\\", "=")) or " = " in s or "==" in s \
-            or "->" in s:
-        return False
-    words = s.split()
-    if _LEAD_IN.match(s) and len(words) >= 2:
-        return True
-    if len(words) < 3 or not words[0][0].isupper():
-        return False
-    plain = sum(1 for w in words if _WORD.match(w.strip("`*")))
-    return plain >= 0.7 * len(words)
-
-
-def _plainly_code(s: str) -> bool:
-    """Whether `s`, the start of a line, cannot become prose whatever follows: it starts with a lower-case
-    letter or code punctuation, an all-caps word (a constant), or a capitalised word running straight into
-    code punctuation (`Foo(`, `Foo.bar`)."""
-    if s[0] in "*-#" or s[0].isdigit():
-        return False  # Markdown emphasis, an item, a heading, a numbered item (or a comment: it waits)
-    if not s[0].isupper():
-        return True
-    word = _leading(_CAPS, s)
-    if len(word) > 1 and word.isupper() and word != "OK":
-        return True  # prose opens with "I", "OK" or a capitalised word
-    rest = s[len(word):]
-    return rest[:1] in ("=", "(", "[", "{", "<") or (len(rest) > 1 and rest[0] in ".:" and not rest[1].isspace())
 
 
 def _width(ws: str, tab: int) -> int:
@@ -137,7 +63,7 @@ class Surroundings:
         if not head.strip():  # the selection starts at a line's start or in its indentation
             for line in selection.splitlines():
                 if line.strip():
-                    indent = _leading(_INDENT, line)
+                    indent = leading(_INDENT, line)
                     break
         top = max(0, first - window)
         above = tuple(text[doc.line_start(n) : doc.line_end(n)] for n in range(top, first))
@@ -151,13 +77,13 @@ class Surroundings:
     def of_lines(cls, above: tuple[str, ...], below: tuple[str, ...], selection: str) -> Surroundings:
         """The surroundings of a selection of whole lines between `above` and `below`."""
         lines = tuple(selection.splitlines())
-        indent = next((_leading(_INDENT, line) for line in lines if line.strip()), None)
+        indent = next((leading(_INDENT, line) for line in lines if line.strip()), None)
         return cls(above[-WINDOW:], below[:WINDOW], indent, _unit(above + below + lines))
 
 
 def _unit(lines: tuple[str, ...]) -> str:
     tabs = sum(1 for line in lines if line.startswith("\t"))
-    spaces = [len(_leading(_INDENT, line)) for line in lines if line.startswith(" ") and line.strip()]
+    spaces = [len(leading(_INDENT, line)) for line in lines if line.startswith(" ") and line.strip()]
     if tabs > len(spaces):
         return "\t"
     return " " * min((w for w in spaces if w > 0), default=4)
@@ -252,7 +178,7 @@ class AnswerShaper:
             if is_fence(content):
                 self._code_phase, self._fenced, self._blanks = True, True, []
                 self.dropped += 1
-            elif looks_like_prose(content) or (first and _LEAD_IN.match(content.strip())):
+            elif looks_like_prose(content) or (first and LEAD_IN.match(content.strip())):
                 self._blanks = []
                 self.dropped += 1
             else:
@@ -388,7 +314,7 @@ class AnswerShaper:
     def _reindent(self, content: str) -> str:
         if not content.strip() or self.code_only or self.around.indent is None:
             return content
-        ws = _leading(_INDENT, content)
+        ws = leading(_INDENT, content)
         if self.shift is None:
             self.shift = _width(self.around.indent, self._tab) - _width(ws, self._tab)
         if self.shift == 0:
@@ -418,7 +344,7 @@ class AnswerShaper:
             self._partial = self._partial[len(p):]
             return
         indented = p[:1].isspace()
-        if s[0] in "`~" or ((not self._code_phase or not (self._fenced or indented)) and not _plainly_code(s)):
+        if s[0] in "`~" or ((not self._code_phase or not (self._fenced or indented)) and not plainly_code(s)):
             return  # a fence, or prose, in the making
         if not self._code_phase:  # the first line, plainly code: the code begins
             self._code_phase = True

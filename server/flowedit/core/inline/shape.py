@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from flowedit.core.shaping import looks_like_prose, name_label, strong_prose
+from flowedit.core.prose import looks_like_prose, name_label, strong_prose
 
 _CLOSERS = set(")]}>\"'`;:,.")
 _PAIRS = {")": "(", "]": "[", "}": "{"}

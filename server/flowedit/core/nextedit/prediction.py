@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowedit.core.nextedit.history import EditEvent, render_events
+from flowedit.core.prose import is_fence, strong_prose
 from flowedit.core.rewrite.context import CHARS_PER_TOKEN
-from flowedit.core.shaping import AnswerShaper, Surroundings, is_fence, strong_prose
+from flowedit.core.shaping import AnswerShaper, Surroundings
 from flowedit.core.text.chunks import Text
 from flowedit.core.text.document import Change, Document, same_effect
 from flowedit.core.text.linediff import minimal_change, split_lines
