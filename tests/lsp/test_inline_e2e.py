@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcRequestCancelled
 
 from flowedit.engines import gateway
 from flowedit.engines.scripted import ScriptedEngine
@@ -97,7 +98,7 @@ async def test_cancel_request_interrupts_the_model_lane(tmp_path):
                 lsp.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id="inline-1"))
             await ed.connected()  # the model call is under way
             ed.client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="inline-1"))
-            with pytest.raises(Exception):
+            with pytest.raises(JsonRpcRequestCancelled):
                 await request
             # no newer request takes the orphaned answer over: its lane is interrupted within the grace
             await ed.wait_until(lambda: ed.counters().get("interrupted_streams"), "the lane's interrupt", timeout=5)
