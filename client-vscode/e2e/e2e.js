@@ -23,6 +23,8 @@
 //     finding" takes one away and the same review again does not show it; Ctrl+.'s "Apply fix: …" changes
 //     exactly its lines in one undo step and takes its squiggle away
 //  15 Escape while a review runs stops it; the findings it showed stay
+//  16 Review Uncommitted Changes from the Source Control view's title bar (the workspace is a git repository):
+//     findings only on the changed lines, in diagnostics, Problems and squiggles; the status bar's tooltip
 // Screenshots of every step go to config.shots; the findings to config.results.
 'use strict';
 const { chromium } = require('playwright-core');
@@ -234,19 +236,25 @@ function diagnosticsHeld(uri) {
   const all = trace().filter(e => e.event === 'diagnostics' && e.uri === uri);
   return all.length ? all[all.length - 1].findings : [];
 }
-/** The rows of Problems: their text and line ("[Ln 9, Col 1]"; null on a file's row). */
-async function problemRows(page) {
-  return (await page.locator('.markers-panel .monaco-list-row').allInnerTexts()).map(norm).map(text => {
-    const at = /\[Ln (\d+), Col \d+\]/.exec(text);
-    return { text, ln: at ? Number(at[1]) : null };
+/** The rows of Problems listed under the file `name`: their text and line ("[Ln 9, Col 1]"). A file's row
+ *  has no line; its findings' rows follow it (in the list's order, which the DOM's need not be). */
+async function problemRows(page, name) {
+  const rows = await page.locator('.markers-panel .monaco-list-row').evaluateAll(els => els.map(el => ({
+    index: Number(el.getAttribute('data-index')), text: el.innerText })));
+  let file = '';
+  return rows.sort((a, b) => a.index - b.index).flatMap(row => {
+    const text = norm(row.text), at = /\[Ln (\d+), Col \d+\]/.exec(text);
+    if (!at) file = text;
+    return at && file.split('\n')[0].trim() === name ? [{ text, ln: Number(at[1]) }] : [];
   });
 }
-/** Where each finding shows, seen three ways: [its 0-based line in VS Code's diagnostics, its line in
- *  Problems, the gutter's number beside the squiggle under its first line] (nulls where it does not show). */
-async function whereShown(page, uri, findings) {
-  const held = diagnosticsHeld(uri), rows = await problemRows(page), drawn = await squiggles(page);
+/** Where each finding of `v` shows, seen three ways: [its 0-based line in VS Code's diagnostics, its line
+ *  under v.name in Problems, the gutter's number beside the squiggle under its first line] (nulls where it
+ *  does not show). */
+async function whereShown(page, v) {
+  const held = diagnosticsHeld(v.fileUri), rows = await problemRows(page, v.name), drawn = await squiggles(page);
   const at = x => (x === undefined ? null : x);
-  return findings.map(f => [
+  return v.findings.map(f => [
     at(held.find(d => d.message === f.message)?.line), at(rows.find(p => p.text.includes(f.message))?.ln),
     at(drawn.find(q => q.line === f.lines[0])?.lineNo)]);
 }
@@ -254,9 +262,9 @@ async function whereShown(page, uri, findings) {
 async function findingsAt(page, v, want, what) {
   const expected = JSON.stringify(want.map(l => (l === null ? [null, null, null] : [l, l + 1, l + 1])));
   return until(what, async () => {
-    const now = await whereShown(page, v.fileUri, v.findings);
+    const now = await whereShown(page, v);
     return JSON.stringify(now) === expected ? now : false;
-  }, 10000).catch(async e => { throw new Error(`${e.message}: ${JSON.stringify(await whereShown(page, v.fileUri, v.findings))}`); });
+  }, 10000).catch(async e => { throw new Error(`${e.message}: ${JSON.stringify(await whereShown(page, v))}`); });
 }
 /** Ctrl+. at the cursor; the action matching `pattern` focused (Enter applies it): {actions, picked}. */
 async function quickFix(page, pattern, shotName) {
@@ -316,6 +324,9 @@ async function reviewWithKey(page) {
   await page.keyboard.press('Control+Shift+Alt+R');
   return { mark, started: await until('the review to start', () => trace().slice(mark).find(e => e.event === 'review'), 15000) };
 }
+/** A view's item in the activity bar (the whole item: its badge of pending changes covers the icon). */
+const activityBarItem = (page, view) => page.locator('.part.activitybar .action-item',
+  { has: page.locator(`.action-label[aria-label^="${view}"]`) }).first();
 const ghostText = page => page.locator('.editor-instance .monaco-editor [class*="ghost-text"]');
 const lineOf = (text, n) => text.split(/\r\n|\r|\n/)[n];
 /** Rewrite Selection… with `instruction`; `beforeEnter()` runs just before the Enter that starts it. */
@@ -880,6 +891,41 @@ async function watchRewrite(page, mark, done, label, ms = 60000, uri = cfg.fileU
         '; fixed exact', r.fixed === v.expected, '; one undo', r.undone);
     log('review while typing: moved', JSON.stringify(r.holds.moved), '; withdrawn', JSON.stringify(r.holds.withdrawn),
         '; dismissed', JSON.stringify(r.holds.dismissed), '; again', JSON.stringify(r.holds.reviewedAgain), JSON.stringify(r.holds.again));
+  });
+
+  // ------------------------------------------------------------ 16: Review Uncommitted Changes from Source Control
+  // the workspace is a git repository of its own, one file changed on disk since its commit. With VS Code's
+  // git on, the Source Control view's title bar offers the review; its findings show only on the lines the
+  // change touched (the stand-in's others, on lines it left alone, are set aside) in VS Code's diagnostics,
+  // Problems and the squiggles, and the status bar's tooltip tells how it ended
+  if (cfg.reviewChanges) await attempt('16-review-changes', async r => {
+    const v = cfg.reviewChanges;
+    const t0 = Date.now();
+    await switchSettings(page, v.settings);
+    await openFile(page, v.name, v.marker);
+    await activityBarItem(page, 'Source Control').click();
+    const button = page.locator(`.part.sidebar .action-label[aria-label="${v.button}"]`).first();
+    await button.waitFor({ timeout: 30000 });  // (once git has opened the repository)
+    r.shotButton = await shot(page, '16-review-changes-button');
+    const mark = trace().length;
+    await button.click();
+    const started = await until('the review to start', () => trace().slice(mark).find(e => e.event === 'review'), 15000);
+    r.scope = started.scope;
+    r.end = await until('the review to end', () => reviewEnd(started.id), 30000);
+    if (!(await page.locator('.markers-panel').isVisible())) await page.keyboard.press('Control+Shift+M');
+    r.shown = await findingsAt(page, v, v.findings.map(f => f.line), 'the findings on the changed lines only');
+    r.shot = await shot(page, '16-review-changes-findings');
+    await until('the review to end in the status bar', () => !/sync~spin/.test(lastStatus()), 10000);
+    await statusItem(page).hover();
+    const tooltip = page.locator('.monaco-hover', { hasText: 'Last review' }).first();
+    await tooltip.waitFor({ timeout: 10000 });
+    r.tooltip = norm(await tooltip.innerText());
+    r.shotTooltip = await shot(page, '16-review-changes-status');
+    await activityBarItem(page, 'Explorer').click();
+    r.ok = r.scope === 'changes' && r.end.outcome === 'finished' && r.end.message === v.message
+      && r.tooltip.includes(`Last review: ${v.message}`);
+    r.stepS = (Date.now() - t0) / 1000;
+    log('review changes:', JSON.stringify(r.end), '; shown', JSON.stringify(r.shown), '; tooltip', JSON.stringify(r.tooltip));
   });
 
   // ------------------------------------------------------------ 10: a live change of flowedit.server.python

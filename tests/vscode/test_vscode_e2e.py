@@ -8,8 +8,9 @@ the steps of issue 5 (with the editors' habits: the rewrite is one undo step and
 left selected, the lightbulb's "Rewrite selection…" asks for the instruction), then a rewrite in a one-line
 file of a CRLF buffer, ghost text after an auto-closed bracket and a review (its squiggles, Problems; lines
 typed above a finding move it, a key typed inside one withdraws it, one dismissed through Ctrl+. stays away
-from the next review; a quick fix through Ctrl+. and its undo), and saves screenshots under
-test-output/vscode/shots/.
+from the next review; a quick fix through Ctrl+. and its undo), then Review Uncommitted Changes from the
+Source Control view's title bar (the workspace is a git repository of its own: findings only on changed
+lines), and saves screenshots under test-output/vscode/shots/.
 
 Skipped unless FLOWEDIT_VSCODE_E2E=1; with it set, anything missing is a failure. The tools come from
 `bash client-vscode/ci/setup.sh` (Debian chromium, npm dependencies, code-server).
@@ -115,6 +116,16 @@ REVIEW_STRAY = REVIEW_MOVED[:_STRAY_AT] + " " + REVIEW_MOVED[_STRAY_AT:]
 REVIEW_FIXED = REVIEW_MOVED.replace("    if len(xs) = 0:", "    if len(xs) == 0:")  # the assignment's fix
 LOOP, DIVISION = (next(f for f in REVIEW_FINDINGS if word in f["message"]) for word in ("Iterate", "zero"))
 
+# 16: Review Uncommitted Changes from the Source Control view's title bar. The workspace is a git repository
+# of its own (its fixtures committed before VS Code starts); this file's uncommitted change brought in the
+# assignment. The stand-in answers with 14's three findings: the assignment's line changed, so it shows; the
+# loop's and the division's lines did not, so the changes scope sets them aside
+CHANGES_FIXTURE = "pending.py"
+CHANGES_TEXT = "# FlowEdit e2e fixture: an uncommitted change\n" + REVIEW_ORIGINAL
+CHANGES_HEAD = CHANGES_TEXT.replace("    if len(xs) = 0:", "    if not xs:")
+ASSIGN = next(f for f in REVIEW_FINDINGS if f not in (LOOP, DIVISION))
+CHANGES_SHOWN = {ASSIGN["message"]: CHANGES_TEXT.splitlines().index(ASSIGN["existing_code"])}
+
 
 def _review_lines(gone: list[dict]) -> list[int | None]:
     """Each finding's 0-based first line in the typed text; None for those `gone`."""
@@ -138,6 +149,28 @@ QUIET = {
     "editor.suggestOnTriggerCharacters": False, "editor.formatOnSave": False, "editor.minimap.enabled": False, "chat.commandCenter.enabled": False,
     "git.enabled": False, "git.openRepositoryInParentFolders": "never",
 }
+
+
+def _review_changes(settings: dict) -> dict:
+    """Step 16's part of the driver's config: the changed file, the button, and where each finding shows."""
+    return {
+        "name": CHANGES_FIXTURE, "file": str(OUT / "ws" / CHANGES_FIXTURE),
+        "fileUri": (OUT / "ws" / CHANGES_FIXTURE).as_uri(), "marker": "an uncommitted change",
+        "button": "Review Uncommitted Changes", "settings": settings,
+        # each of the answer's findings: its 0-based line in the changed file, None where it is set aside
+        "findings": [{"message": f["message"], "lines": f["existing_code"].split("\n"),
+                      "line": CHANGES_SHOWN.get(f["message"])} for f in REVIEW_FINDINGS],
+        "message": f"{len(CHANGES_SHOWN)} finding",
+    }
+
+
+async def _commit_workspace(ws: Path) -> None:
+    """Make `ws` a git repository of its own with everything in it committed (a change made after shows as
+    uncommitted; the checkout around it is not looked at)."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false",
+           "-c", "init.defaultBranch=main"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the e2e fixtures"]):
+        await _run([*git, *args], ws, OUT / "git.log", 30)
 
 
 def _closed_port() -> int:
@@ -263,6 +296,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     (OUT / "ws" / AUTO_CLOSE_FIXTURE).write_bytes(AUTO_CLOSE_ORIGINAL.encode())
     (OUT / "ws" / NEXT_EDIT_FIXTURE).write_text(NEXT_EDIT_ORIGINAL, encoding="utf-8")
     (OUT / "ws" / REVIEW_FIXTURE).write_text(REVIEW_ORIGINAL, encoding="utf-8")
+    (OUT / "ws" / CHANGES_FIXTURE).write_text(CHANGES_HEAD, encoding="utf-8")
 
     timings["build_s"] = await _run(["npm", "run", "package"], CLIENT, OUT / "build.log", 300)
     env = _clean_env()
@@ -302,6 +336,8 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
         (OUT / "ws" / ".vscode" / "settings.json").write_text(json.dumps({
             "flowedit.endpoint": evil, "flowedit.apiKeyEnv": "HOME", "flowedit.upstream": evil,
             "flowedit.server.command": ["/bin/sh", "-c", f"touch {ran}"]}))
+        await _commit_workspace(OUT / "ws")
+        (OUT / "ws" / CHANGES_FIXTURE).write_text(CHANGES_TEXT, encoding="utf-8")  # 16: the uncommitted change
         settings_file = OUT / "ud" / "User" / "settings.json"
         settings_file.write_text(json.dumps({**base, "flowedit.endpoint": ghost_gw.url}, indent=2))
         config = {
@@ -374,6 +410,9 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
                     "againMessage": "2 findings",
                 },
             },
+            # 16: after 14, on the ghost text's stand-in, with VS Code's git on
+            "reviewChanges": _review_changes({**base, "flowedit.endpoint": ghost_gw.url,
+                                              "flowedit.inline.enabled": False, "git.enabled": True}),
             "trace": str(OUT / "trace.jsonl"), "shots": str(OUT / "shots"), "results": str(OUT / "results.json"),
             "logs": str(OUT / "ud" / "logs"),
             "chromium": CHROMIUM, "frameMs": frame_ms,
@@ -406,7 +445,7 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     failed = {name: s.get("error", s) for name, s in steps.items() if not s.get("ok")}
     expected = {"1-ghost-text", "2-rewrite", "4-revert", "3-escape", "5-status", "6-crlf-one-line", "7-auto-close",
                 "8-hidden-mid-stream", "10-python-switch", "11-endpoint-down", "12-next-edit", "13-check-setup",
-                "14-review", "15-review-escape"}
+                "14-review", "15-review-escape", "16-review-changes"}
     assert not failed and expected <= steps.keys(), (
         f"steps failed or missing: {json.dumps(failed, indent=2)[:4000]}\nmissing: {expected - steps.keys()}\n"
         f"see {OUT} (e2e.log, shots/, trace.jsonl, log-*.log)")
@@ -458,6 +497,11 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     seen = iter(held)
     assert all(any(h == w for h in seen) for w in wanted), (wanted, held)
     assert steps["14-review"]["picked"].startswith("Apply fix: Assignment where"), steps["14-review"]
+    # 16: the changed file held the finding its change brought and never one on a line the change left alone
+    # (10's restart of the server empties it later)
+    held = [{d["message"]: d["line"] for d in c["findings"]} for c in changes
+            if c["event"] == "diagnostics" and c["uri"] == config["reviewChanges"]["fileUri"]]
+    assert CHANGES_SHOWN in held and all(h.items() <= CHANGES_SHOWN.items() for h in held), held
     shots = sorted(p.name for p in (OUT / "shots").glob("*.png"))
     # 10: the new interpreter started the server; 11: one message with the endpoint, the status says so
     assert any("-m flowedit.cli lsp" in line for line in steps["10-python-switch"]["started"]), steps["10-python-switch"]
@@ -470,5 +514,5 @@ async def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
                  "7-auto-close-accepted", "8-hidden-undone", "10-python-switched", "11-endpoint-down-message",
                  "11-endpoint-down-status", "14-review-findings", "14-review-problems", "14-review-typed-above",
                  "14-review-withdrawn", "14-review-dismissed", "14-review-again", "14-review-fixed",
-                 "15-review-escape-stopped"):
+                 "15-review-escape-stopped", "16-review-changes-button", "16-review-changes-findings"):
         assert any(step in s for s in shots), (step, shots)
